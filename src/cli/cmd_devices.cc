@@ -1,0 +1,13 @@
+// Placeholder until the devices command lands: registers the subcommand so the CLI links.
+#include "cli/app.h"
+#include "common/error.h"
+
+namespace dietcode::cli {
+
+void register_devices(CLI::App& app, GlobalOptions& global, Action& action) {
+  auto* cmd = app.add_subcommand("devices", "(not yet available)");
+  add_global_flags(*cmd, global);
+  cmd->callback([&action] { action = [] () -> int { throw EnvironmentError("dietcode devices: not yet available"); }; });
+}
+
+}  // namespace dietcode::cli
