@@ -1,0 +1,46 @@
+// What code generation produces for one (operator, micro-kernel): the CUDA C++ source that
+// NVRTC compiles, and the launch plan that both the tuner's measurer and the pack's loader
+// runtime follow. Every kernel takes one DietcodeArgs by value (templates/dietcode_args.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "space/micro_kernel.h"
+#include "workload/workload.h"
+
+namespace dietcode {
+
+// How to launch a generated kernel for a concrete GemmShape:
+//   grid = (ceil(N / tile_n), ceil(M / tile_m), batch * split_k), block = threads
+// then, when reduce_entry is set, the split-K reduction kernel over the workspace:
+//   grid = (ceil(M * N / reduce_threads / 4)... computed by reduce_grid()), block = reduce_threads.
+struct LaunchPlan {
+  std::string entry;             // extern "C" __global__ name
+  int threads = 0;
+  int dynamic_smem_bytes = 0;    // > 48 KB needs the opt-in attribute
+  int tile_m = 0, tile_n = 0;
+  int split_k = 1;
+  std::string reduce_entry;      // "" when the main kernel writes C itself
+  int reduce_threads = 256;
+  int min_alignment_bytes = 4;   // pointers a, b, c must be aligned to this (vector loads)
+
+  // Bytes of workspace for a shape (0 when none).
+  int64_t workspace_bytes(const GemmShape& shape) const;
+  void grid(const GemmShape& shape, unsigned dims[3]) const;
+  void reduce_grid(const GemmShape& shape, unsigned dims[3]) const;
+};
+
+struct GeneratedKernel {
+  std::string name;                  // "dense_f32"
+  std::string source;                // full translation unit, includes resolved
+  std::vector<std::string> options;  // NVRTC options: -D for tunables, static dims, epilogue
+  LaunchPlan plan;
+};
+
+// Generates the kernel for an op and a micro-kernel of a template that supports it.
+// Static dimensions of the op become compile-time constants; dynamic ones stay runtime.
+GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk);
+
+}  // namespace dietcode
