@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include "common/error.h"
@@ -62,7 +63,9 @@ bool write_all(int fd, const std::string& data) {
   return true;
 }
 
-[[noreturn]] void serve(int fd, const WorkerHandler& handler) {
+}  // namespace
+
+[[noreturn]] void serve_worker(int fd, const WorkerHandler& handler) {
   for (;;) {
     unsigned char header[4];
     if (!read_exact(fd, header, 4)) _exit(0);  // the parent hung up: done
@@ -84,6 +87,8 @@ bool write_all(int fd, const std::string& data) {
     if (!write_all(fd, frame(reply))) _exit(0);
   }
 }
+
+namespace {
 
 // ---- The parent's side: non-blocking I/O against a deadline. ----
 
@@ -143,6 +148,10 @@ std::string signal_name(int sig) {
 
 WorkerProcess::WorkerProcess(WorkerHandler handler) : handler_(std::move(handler)) {}
 
+WorkerProcess::WorkerProcess(std::vector<std::string> command) : command_(std::move(command)) {
+  if (command_.empty()) throw std::invalid_argument("WorkerProcess: empty command");
+}
+
 WorkerProcess::~WorkerProcess() { stop(); }
 
 void WorkerProcess::start() {
@@ -151,6 +160,10 @@ void WorkerProcess::start() {
     throw EnvironmentError(
         fmt::format("cannot start a measurement worker: socketpair: {}", std::strerror(errno)));
   pid_t parent = ::getpid();
+  // Built before fork: between fork and exec only async-signal-safe calls are allowed.
+  std::vector<char*> argv;
+  for (auto& arg : command_) argv.push_back(arg.data());
+  argv.push_back(nullptr);
   pid_t pid = ::fork();
   if (pid < 0) {
     int error = errno;
@@ -169,7 +182,13 @@ void WorkerProcess::start() {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    serve(sv[1], handler_);
+    if (command_.empty()) serve_worker(sv[1], handler_);
+    // dup2 clears close-on-exec on the copy: the program finds its socket on fd 3.
+    if (sv[1] == kWorkerSocketFd ? ::fcntl(sv[1], F_SETFD, 0) < 0
+                                 : ::dup2(sv[1], kWorkerSocketFd) < 0)
+      _exit(71);
+    ::execv(argv[0], argv.data());
+    _exit(72);  // the parent sees "worker exited with status 72"
   }
   ::close(sv[1]);
   ::fcntl(sv[0], F_SETFL, ::fcntl(sv[0], F_GETFL) | O_NONBLOCK);

@@ -13,11 +13,17 @@
 // does not answer in time is killed and gives kTimeout. Either way the next call starts a
 // fresh worker. A handler that throws gives kHandlerError and the worker lives on.
 //
-// The worker is forked, not exec'ed, so any std::function can serve; it inherits the parent's
-// memory as it was at fork time, and only the forking thread. Start it before the parent
-// initialises CUDA (a CUDA context does not survive fork) — the parent never should; the
-// handler does that in the worker. The worker dies with its parent (PR_SET_PDEATHSIG), leaves
-// no core dump, and ignores SIGINT, so Ctrl-C reaches the parent, which decides.
+// Two ways to start a worker:
+//   forked   WorkerProcess(handler): any std::function serves; the worker inherits the
+//            parent's memory as it was at fork time, and only the forking thread. CUDA does not
+//            survive fork: a forked worker can use the GPU only if the parent never initialised
+//            the driver (let the worker query the device instead).
+//   exec'ed  WorkerProcess(command): runs a program (typically /proc/self/exe with a hidden
+//            subcommand) whose socket is file descriptor 3, and which calls
+//            serve_worker(3, handler). A clean process: immune to whatever the parent has
+//            initialised, and to locks other threads held at fork time.
+// Either way the worker dies with its parent (PR_SET_PDEATHSIG), leaves no core dump, and
+// ignores SIGINT, so Ctrl-C reaches the parent, which decides.
 #pragma once
 
 #include <sys/types.h>
@@ -25,6 +31,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace dietcode {
 
@@ -47,9 +54,17 @@ struct WorkerReply {
   double seconds = 0;              // wall time of the call, worker start included
 };
 
+// The worker's side of the protocol: answers requests on `fd` until end of input, then exits
+// the process. For the program an exec'ed worker runs.
+[[noreturn]] void serve_worker(int fd, const WorkerHandler& handler);
+
+// The file descriptor an exec'ed worker finds its socket on.
+constexpr int kWorkerSocketFd = 3;
+
 class WorkerProcess {
  public:
   explicit WorkerProcess(WorkerHandler handler);
+  explicit WorkerProcess(std::vector<std::string> command);
   ~WorkerProcess();  // stops the worker
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;
@@ -70,7 +85,8 @@ class WorkerProcess {
   // Waits for the worker to end (killing it after `grace_seconds`) and says how it ended.
   void reap(double grace_seconds, WorkerReply& reply);
 
-  WorkerHandler handler_;
+  WorkerHandler handler_;             // forked mode
+  std::vector<std::string> command_;  // exec'ed mode
   pid_t pid_ = 0;
   int socket_ = -1;  // the parent's end
   int started_ = 0;

@@ -138,6 +138,38 @@ TEST(WorkerProcess, StoppingEndsAndReapsTheWorker) {
   EXPECT_EQ(kill(pid, 0), -1);
 }
 
+// The program an exec'ed worker runs: this test binary, told by its environment to serve.
+TEST(WorkerExecChild, Serve) {
+  if (!getenv("DIETCODE_TEST_SERVE_WORKER")) GTEST_SKIP() << "runs only as an exec'ed worker";
+  serve_worker(kWorkerSocketFd, misbehave);
+}
+
+TEST(WorkerProcess, AnExecedWorkerServesAndIsReplacedAfterACrash) {
+  setenv("DIETCODE_TEST_SERVE_WORKER", "1", 1);  // the exec'ed worker inherits it
+  WorkerProcess worker(std::vector<std::string>{
+      "/proc/self/exe", "--gtest_filter=WorkerExecChild.Serve", "--gtest_brief=1"});
+  WorkerReply first = worker.call(echo(), 20);
+  ASSERT_EQ(first.outcome, WorkerOutcome::kOk) << first.error;
+  EXPECT_EQ(first.value["served"], 1);
+  EXPECT_EQ(first.value["pid"], worker.pid());
+  EXPECT_EQ(worker.call(echo(), 20).value["served"], 2);
+
+  WorkerReply crash = worker.call({{"action", "segv"}}, 20);
+  EXPECT_EQ(crash.outcome, WorkerOutcome::kCrashed);
+  EXPECT_EQ(crash.error, "worker killed by SIGSEGV (Segmentation fault)");
+  WorkerReply next = worker.call(echo(), 20);
+  ASSERT_EQ(next.outcome, WorkerOutcome::kOk) << next.error;
+  EXPECT_EQ(next.value["served"], 1);
+  EXPECT_EQ(worker.workers_started(), 2);
+  worker.stop();
+  unsetenv("DIETCODE_TEST_SERVE_WORKER");
+
+  WorkerProcess missing(std::vector<std::string>{"/nonexistent/worker"});
+  WorkerReply reply = missing.call(echo(), 20);
+  EXPECT_EQ(reply.outcome, WorkerOutcome::kCrashed);
+  EXPECT_EQ(reply.error, "worker exited with status 72");
+}
+
 // True once the process is gone or a zombie (an orphan may wait for a busy init to reap it).
 bool is_dead(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
