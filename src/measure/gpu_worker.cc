@@ -102,7 +102,12 @@ class GpuWorker {
     std::string action = request.at("action").get<std::string>();
     int device = request.at("device").get<int>();
     if (action == "identify") return identify(device);
-    if (!context_) context_.emplace(device);
+    if (!context_) {
+      context_.emplace(device);
+      check(driver().cuDeviceGetAttribute(&l2_bytes_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                                          context_->device()),
+            "cuDeviceGetAttribute(L2_CACHE_SIZE)");
+    }
     context_->make_current();
     uint64_t seed = request.at("seed").get<uint64_t>();
     if (action == "check")
@@ -114,7 +119,6 @@ class GpuWorker {
  private:
   json identify(int device) {
     GpuSpec spec = query_device(device);
-    l2_bytes_ = spec.l2_bytes;
     return {{"name", spec.name}, {"arch", spec.arch()}, {"spec", gpu_spec_to_json(spec)}};
   }
 
@@ -204,8 +208,7 @@ class GpuWorker {
   }
 
   // The reference kernel's output for a shape, computed once per (op, dtype, seed, shape).
-  const std::vector<float>& reference_output(const WorkerCandidate& c, const GemmShape& s,
-                                             Operands& o) {
+  std::vector<float> reference_output(const WorkerCandidate& c, const GemmShape& s, Operands& o) {
     std::string key = fmt::format("{}|{}|{}|{},{},{},{}", c.op.name, int(c.op.dtype), o.seed,
                                   s.batch, s.M, s.N, s.K);
     auto it = references_.find(key);
@@ -232,16 +235,18 @@ class GpuWorker {
 
   json check_candidate(const WorkerCandidate& c, uint64_t seed) {
     try {
-      LoadedKernel& k = load(c.kernel);
       Operands& o = prepare(c, seed);
-      for (int index : c.check_shapes) {
-        const GemmShape& s = c.shapes[size_t(index)];
-        const std::vector<float>* want = c.reference ? &reference_output(c, s, o) : nullptr;
+      std::vector<std::vector<float>> wants;  // first: loading the reference may evict modules
+      for (int index : c.check_shapes)
+        if (c.reference) wants.push_back(reference_output(c, c.shapes[size_t(index)], o));
+      LoadedKernel& k = load(c.kernel);
+      for (size_t i = 0; i < c.check_shapes.size(); ++i) {
+        const GemmShape& s = c.shapes[size_t(c.check_shapes[i])];
         o.c.fill_bytes(0xFF);  // NaN: an element the kernel never writes cannot pass
         launch(k, c.kernel.plan, s, args(o, c.op, s));
         context_->synchronize();
-        if (!want) continue;
-        OutputComparison cmp = compare_outputs(download_c(o, c.op, s), *want, s, c.op.dtype);
+        if (wants.empty()) continue;
+        OutputComparison cmp = compare_outputs(download_c(o, c.op, s), wants[i], s, c.op.dtype);
         if (!cmp.ok)
           return fault_reply(
               {MeasureStatus::kWrongResult, fmt::format("{} (M={}, N={}, K={}, batch={})",
