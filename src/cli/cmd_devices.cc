@@ -3,6 +3,7 @@
 // shipped GPU configs one can target instead, because that is what the user needs next.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,8 +31,8 @@ std::string bytes_text(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;
   while (bytes >= 1024 && unit < 4) bytes /= 1024, ++unit;
-  return bytes == static_cast<long long>(bytes) ? fmt::format("{} {}", bytes, units[unit])
-                                                : fmt::format("{:.1f} {}", bytes, units[unit]);
+  return std::floor(bytes) == bytes ? fmt::format("{} {}", bytes, units[unit])
+                                    : fmt::format("{:.1f} {}", bytes, units[unit]);
 }
 
 std::string cuda_version_text(int version) {
