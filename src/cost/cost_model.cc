@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include "cost/prior.h"
 
@@ -20,6 +21,9 @@ constexpr double kGammaStep = 0.1;
 constexpr double kOverheadStep = 0.25;  // us
 constexpr double kMaxOverheadUs = 5.0;  // well above any GPU's launch cost
 constexpr int kRefineSteps = 5;         // the fine grid is 1/5 of the coarse one
+// Below this many rows per thread XGBoost's parallel regions cost more than they save, and
+// on a busy host its spinning threads wait for each other: train on one thread.
+constexpr size_t kRowsPerTrainingThread = 2000;
 
 // log(f_MK / peak) a measurement implies under given knobs; NaN when it implies nothing.
 double log_label(const AnalyticTerms& terms, double latency_us, const AnalyticParams& params) {
@@ -188,46 +192,54 @@ void CostModel::train_booster() {
   for (float w : weights) mean_weight += w;
   mean_weight /= weights.size();
   for (float& w : weights) w = float(w / mean_weight);
-  booster_.train(features, labels, weights, params_.xgb);
+  XgbParams xgb = params_.xgb;
+  if (labels.size() < kRowsPerTrainingThread * size_t(std::max(1, xgb.nthread))) xgb.nthread = 1;
+  booster_.train(features, labels, weights, xgb);
   learned_ = true;
+}
+
+std::vector<double> CostModel::throughputs(const std::vector<KernelCandidate>& candidates,
+                                           std::vector<KernelProfile>* profiles_out) const {
+  std::vector<KernelProfile> profiles;
+  profiles.reserve(candidates.size());
+  std::vector<KernelFeatures> features;
+  features.reserve(candidates.size());
+  for (const KernelCandidate& c : candidates) {
+    profiles.push_back(make_profile(c));
+    features.push_back(kernel_features(c));
+  }
+  std::vector<double> out(candidates.size());
+  if (learned_) {
+    DenseMatrix rows;
+    rows.cols = size_t(kFeatureCount);
+    rows.values.reserve(candidates.size() * rows.cols);
+    for (const KernelFeatures& f : features) rows.add_row(f.values);
+    std::vector<float> log_efficiency = booster_.predict(rows);
+    for (size_t i = 0; i < candidates.size(); ++i)
+      out[i] = std::exp(double(log_efficiency[i])) * profiles[i].peak_flops_per_us;
+  } else {
+    for (size_t i = 0; i < candidates.size(); ++i)
+      out[i] = prior_throughput(features[i], profiles[i].peak_flops_per_us,
+                                profiles[i].bandwidth_bytes_per_us);
+  }
+  if (profiles_out) *profiles_out = std::move(profiles);
+  return out;
 }
 
 std::vector<double> CostModel::predict_throughput(
     const std::vector<KernelCandidate>& candidates) const {
-  std::vector<double> out(candidates.size());
-  DenseMatrix features;
-  features.cols = size_t(kFeatureCount);
-  std::vector<KernelProfile> profiles;
-  profiles.reserve(candidates.size());
-  for (const KernelCandidate& c : candidates) {
-    profiles.push_back(make_profile(c));
-    features.add_row(kernel_features(c).values);
-  }
-  if (learned_) {
-    std::vector<float> log_efficiency = booster_.predict(features);
-    for (size_t i = 0; i < candidates.size(); ++i)
-      out[i] = std::exp(double(log_efficiency[i])) * profiles[i].peak_flops_per_us;
-  } else {
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      KernelFeatures f{std::vector<float>(features.values.begin() + i * kFeatureCount,
-                                          features.values.begin() + (i + 1) * kFeatureCount)};
-      out[i] =
-          prior_throughput(f, profiles[i].peak_flops_per_us, profiles[i].bandwidth_bytes_per_us);
-    }
-  }
-  return out;
+  return throughputs(candidates, nullptr);
 }
 
 std::vector<double> CostModel::predict_latency_us(const std::vector<KernelCandidate>& candidates,
                                                   const std::vector<GemmShape>& shapes) const {
-  std::vector<double> f_mk = predict_throughput(candidates);
+  std::vector<KernelProfile> profiles;
+  std::vector<double> f_mk = throughputs(candidates, &profiles);
   std::vector<double> out(candidates.size() * shapes.size());
-  for (size_t c = 0; c < candidates.size(); ++c) {
-    KernelProfile profile = make_profile(candidates[c]);
+  for (size_t c = 0; c < candidates.size(); ++c)
     for (size_t s = 0; s < shapes.size(); ++s)
       out[c * shapes.size() + s] =
-          model_latency_us(analytic_terms(profile, shapes[s], analytic_), f_mk[c]);
-  }
+          model_latency_us(analytic_terms(profiles[c], shapes[s], analytic_), f_mk[c]);
   return out;
 }
 

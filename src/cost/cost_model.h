@@ -29,9 +29,18 @@
 
 namespace dietcode {
 
+// Shallow trees with a few kernels per leaf: the model sees one row per kernel, tens to a
+// few hundred of them, and must generalise to kernels it has not seen.
+inline XgbParams default_cost_model_xgb() {
+  XgbParams p;
+  p.max_depth = 4;
+  p.min_child_weight = 3;
+  return p;
+}
+
 struct CostModelParams {
   size_t min_kernels_to_learn = 16;
-  XgbParams xgb;
+  XgbParams xgb = default_cost_model_xgb();
   AnalyticParams analytic;  // starting values; retrain() refits gamma and the overhead
   bool fit_analytic = true;
 };
@@ -90,6 +99,9 @@ class CostModel {
 
   void fit_analytic_params();
   void train_booster();
+  // f_MK of each candidate, and its profile when asked for.
+  std::vector<double> throughputs(const std::vector<KernelCandidate>& candidates,
+                                  std::vector<KernelProfile>* profiles) const;
 
   CostModelParams params_;
   AnalyticParams analytic_;
