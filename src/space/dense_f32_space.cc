@@ -88,6 +88,10 @@ TemplateSpace make_space() {
        [](const MicroKernel& mk, const SpaceContext& c) {
          return mk.get("THREADS_M") * mk.get("THREADS_N") == c.gpu.warp_size;
        }},
+      {"TM * TN >= 4 (fewer outputs per thread leave the FMAs waiting on shared memory)",
+       [](const MicroKernel& mk, const SpaceContext&) {
+         return mk.get("TM") * mk.get("TN") >= 4;
+       }},
       {"threads per block (32 * WARPS_M * WARPS_N) <= max threads per block",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).threads <= c.gpu.max_threads_per_block;
