@@ -77,7 +77,8 @@
 #error "STAGES must be 1, 2, 3 or 4"
 #endif
 #if STAGES >= 3 && VEC != 1
-#error "cp.async stages copy 4-byte elements (they transpose into the k-major layout): VEC must be 1"
+#error \
+    "cp.async stages copy 4-byte elements (they transpose into the k-major layout): VEC must be 1"
 #endif
 #if SPLITK < 1 || SPLITK > 16
 #error "SPLITK must be in 1..16"
@@ -173,31 +174,47 @@ __device__ __forceinline__ void cp_async_wait() {
 // ---- Global -> shared tile loaders ---------------------------------------------------------
 // A tile is ROWS x BK of a K-contiguous operand (row pitch ld = K); it lands k-major in
 // dst[BK][LD]. Rows >= rows and columns >= k_end become zeros (local padding).
+//
+// Work split: consecutive lanes take consecutive chunks of a row, so a warp's loads are
+// coalesced along K. A block's thread count is a multiple of 32 and a row holds at most
+// 32 chunks, so each thread keeps one K offset and visits rows kRowStep apart; its
+// addresses are one base pointer plus a running row stride. (Precomputing one 64-bit
+// address per chunk made ptxas hoist them all and spill.)
+template <int ROWS, int LD, int CHUNK>
+struct TileWalk {
+  static constexpr int kChunksPerRow = BK / CHUNK;
+  static_assert(kThreads % kChunksPerRow == 0, "a row's chunks must divide the block");
+  static constexpr int kRowStep = kThreads / kChunksPerRow;
+  static constexpr int kIters = (ROWS + kRowStep - 1) / kRowStep;
+  // Whether iteration i exists for a thread whose first row is r0.
+  static __device__ __forceinline__ bool in_tile(int i, int r0) {
+    return ROWS % kRowStep == 0 || r0 + i * kRowStep < ROWS;
+  }
+};
 
-// Register-staged loader (STAGES 1 and 2). Consecutive lanes take consecutive VEC-wide chunks
-// of a row, so a warp's loads are coalesced along K.
+// Register-staged loader (STAGES 1 and 2).
 template <int ROWS, int LD>
 struct StagedTile {
-  static constexpr int kChunksPerRow = BK / VEC;
-  static constexpr int kChunks = ROWS * kChunksPerRow;
-  static constexpr int kIters = (kChunks + kThreads - 1) / kThreads;
-  float reg[kIters][VEC];
+  using Walk = TileWalk<ROWS, LD, VEC>;
+  float reg[Walk::kIters][VEC];
 
-  __device__ __forceinline__ void fetch(const float* __restrict__ src, int row0, int rows,
-                                        int ld, int k0, int k_end, bool vec_ok, int tid) {
+  // rows_left = rows - row0: how many rows of this tile exist.
+  __device__ __forceinline__ void fetch(const float* __restrict__ src, long long row0,
+                                        int rows_left, int ld, int k0, int k_end, bool vec_ok,
+                                        int tid) {
+    const int r0 = tid / Walk::kChunksPerRow;
+    const int gk = k0 + (tid % Walk::kChunksPerRow) * VEC;
+    const long long stride = (long long)Walk::kRowStep * ld;
+    const float* p = src + (row0 + r0) * ld + gk;
 #pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const int c = tid + i * kThreads;
-      const int r = c / kChunksPerRow;
-      const int gk = k0 + (c % kChunksPerRow) * VEC;
-      const int gr = row0 + r;
+    for (int i = 0; i < Walk::kIters; ++i, p += stride) {
 #pragma unroll
       for (int e = 0; e < VEC; ++e) reg[i][e] = 0.0f;
-      if (kChunks % kThreads != 0 && c >= kChunks) continue;
-      const float* p = src + (long long)gr * ld + gk;
+      const int r = r0 + i * Walk::kRowStep;
+      if (!Walk::in_tile(i, r0) || r >= rows_left) continue;
       if (VEC == 1 || vec_ok) {
         // K % VEC == 0 and slices end on multiples of BK: a chunk is all in or all out.
-        if (gr < rows && gk < k_end) {
+        if (gk < k_end) {
           if (VEC == 4) {
             const float4 t = *reinterpret_cast<const float4*>(p);
             reg[i][0] = t.x;
@@ -216,40 +233,41 @@ struct StagedTile {
         // A runtime K that is not a multiple of VEC: rows are not vector-aligned.
 #pragma unroll
         for (int e = 0; e < VEC; ++e)
-          if (gr < rows && gk + e < k_end) reg[i][e] = p[e];
+          if (gk + e < k_end) reg[i][e] = p[e];
       }
     }
   }
 
   __device__ __forceinline__ void store(float* dst, int tid) const {
+    const int r0 = tid / Walk::kChunksPerRow;
+    float* d = dst + (tid % Walk::kChunksPerRow) * VEC * LD + r0;
 #pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const int c = tid + i * kThreads;
-      if (kChunks % kThreads != 0 && c >= kChunks) continue;
-      const int r = c / kChunksPerRow;
-      const int k = (c % kChunksPerRow) * VEC;
+    for (int i = 0; i < Walk::kIters; ++i) {
+      if (!Walk::in_tile(i, r0)) continue;
 #pragma unroll
-      for (int e = 0; e < VEC; ++e) dst[(k + e) * LD + r] = reg[i][e];
+      for (int e = 0; e < VEC; ++e) d[e * LD + i * Walk::kRowStep] = reg[i][e];
     }
   }
 };
 
-// cp.async loader (STAGES 3 and 4): one 4-byte copy per element, lanes along K.
+// cp.async loader (STAGES 3 and 4): one 4-byte copy per element.
 template <int ROWS, int LD>
-__device__ __forceinline__ void async_tile(float* dst, const float* __restrict__ src, int row0,
-                                           int rows, int ld, int k0, int k_end, int tid) {
-  constexpr int kElems = ROWS * BK;
-  constexpr int kIters = (kElems + kThreads - 1) / kThreads;
+__device__ __forceinline__ void async_tile(float* dst, const float* __restrict__ src,
+                                           long long row0, int rows_left, int ld, int k0, int k_end,
+                                           int tid) {
+  using Walk = TileWalk<ROWS, LD, 1>;
+  const int r0 = tid / BK;
+  const int k = tid % BK;
+  const bool k_ok = k0 + k < k_end;
+  const long long stride = (long long)Walk::kRowStep * ld;
+  const float* p = src + (row0 + r0) * ld + k0 + k;
+  float* d = dst + k * LD + r0;
 #pragma unroll
-  for (int i = 0; i < kIters; ++i) {
-    const int c = tid + i * kThreads;
-    if (kElems % kThreads != 0 && c >= kElems) continue;
-    const int r = c / BK;
-    const int k = c % BK;
-    const int gr = row0 + r;
-    const int gk = k0 + k;
-    const bool valid = gr < rows && gk < k_end;
-    cp_async_f32(dst + k * LD + r, valid ? src + (long long)gr * ld + gk : src, valid);
+  for (int i = 0; i < Walk::kIters; ++i, p += stride) {
+    const int r = r0 + i * Walk::kRowStep;
+    if (!Walk::in_tile(i, r0)) continue;
+    const bool valid = k_ok && r < rows_left;
+    cp_async_f32(d + i * Walk::kRowStep, valid ? p : src, valid);
   }
 }
 
@@ -273,8 +291,8 @@ __device__ __forceinline__ void load_fragment(const float* p, float* out) {
 
 // One BK-deep step on a staged tile pair. a_off/b_off: this thread's first column in the
 // k-rows of As/Bs. No bounds checks: padding rows and columns hold zeros.
-__device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int a_off,
-                                             int b_off, float (&acc)[TM][TN]) {
+__device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int a_off, int b_off,
+                                             float (&acc)[TM][TN]) {
 #pragma unroll
   for (int k = 0; k < BK; ++k) {
     float a[TM], b[TN];
@@ -299,10 +317,11 @@ __device__ __forceinline__ int fragment_offset(int i, int lane_pos) {
 }
 
 struct Problem {
-  const float* a;  // X rows of this batch element
-  const float* b;  // W rows
-  int m, n, k;     // n, k may be compile-time constants folded in by the caller
-  int m0, n0;      // tile origin
+  const float* a;      // X rows of this batch element
+  const float* b;      // W rows
+  int k;               // row pitch of both operands (a compile-time constant when STATIC_K)
+  int m0, n0;          // tile origin
+  int m_left, n_left;  // rows of X and W from the tile origin on
   int k_begin, k_end, num_tiles;
 };
 
@@ -317,21 +336,24 @@ __device__ __forceinline__ void mainloop(const Problem& p, float* smem, int tid,
   for (int s = 0; s < STAGES - 1; ++s) {
     if (s < p.num_tiles) {
       const int k0 = p.k_begin + s * BK;
-      async_tile<kBM, kLDA>(As + s * BK * kLDA, p.a, p.m0, p.m, p.k, k0, p.k_end, tid);
-      async_tile<kBN, kLDB>(Bs + s * BK * kLDB, p.b, p.n0, p.n, p.k, k0, p.k_end, tid);
+      async_tile<kBM, kLDA>(As + s * BK * kLDA, p.a, p.m0, p.m_left, p.k, k0, p.k_end, tid);
+      async_tile<kBN, kLDB>(Bs + s * BK * kLDB, p.b, p.n0, p.n_left, p.k, k0, p.k_end, tid);
     }
     cp_async_commit();  // empty groups keep the wait count below uniform
   }
   int read_stage = 0;
   int write_stage = STAGES - 1;
+#pragma unroll 1
   for (int t = 0; t < p.num_tiles; ++t) {
     cp_async_wait<STAGES - 2>();  // this thread's copies of tile t have landed
     __syncthreads();              // everyone's have; and tile t-1's buffer is free
     const int next = t + STAGES - 1;
     if (next < p.num_tiles) {
       const int k0 = p.k_begin + next * BK;
-      async_tile<kBM, kLDA>(As + write_stage * BK * kLDA, p.a, p.m0, p.m, p.k, k0, p.k_end, tid);
-      async_tile<kBN, kLDB>(Bs + write_stage * BK * kLDB, p.b, p.n0, p.n, p.k, k0, p.k_end, tid);
+      async_tile<kBM, kLDA>(As + write_stage * BK * kLDA, p.a, p.m0, p.m_left, p.k, k0, p.k_end,
+                            tid);
+      async_tile<kBN, kLDB>(Bs + write_stage * BK * kLDB, p.b, p.n0, p.n_left, p.k, k0, p.k_end,
+                            tid);
     }
     cp_async_commit();
     compute_tile(As + read_stage * BK * kLDA, Bs + read_stage * BK * kLDB, a_off, b_off, acc);
@@ -343,19 +365,20 @@ __device__ __forceinline__ void mainloop(const Problem& p, float* smem, int tid,
   StagedTile<kBM, kLDA> ta;
   StagedTile<kBN, kLDB> tb;
   if (p.num_tiles > 0) {
-    ta.fetch(p.a, p.m0, p.m, p.k, p.k_begin, p.k_end, vec_ok, tid);
-    tb.fetch(p.b, p.n0, p.n, p.k, p.k_begin, p.k_end, vec_ok, tid);
+    ta.fetch(p.a, p.m0, p.m_left, p.k, p.k_begin, p.k_end, vec_ok, tid);
+    tb.fetch(p.b, p.n0, p.n_left, p.k, p.k_begin, p.k_end, vec_ok, tid);
     ta.store(As, tid);
     tb.store(Bs, tid);
     __syncthreads();
   }
+#pragma unroll 1
   for (int t = 0; t < p.num_tiles; ++t) {
     const int cur = t & 1;
     const bool more = t + 1 < p.num_tiles;
     if (more) {  // in flight while this tile is computed
       const int k0 = p.k_begin + (t + 1) * BK;
-      ta.fetch(p.a, p.m0, p.m, p.k, k0, p.k_end, vec_ok, tid);
-      tb.fetch(p.b, p.n0, p.n, p.k, k0, p.k_end, vec_ok, tid);
+      ta.fetch(p.a, p.m0, p.m_left, p.k, k0, p.k_end, vec_ok, tid);
+      tb.fetch(p.b, p.n0, p.n_left, p.k, k0, p.k_end, vec_ok, tid);
     }
     compute_tile(As + cur * BK * kLDA, Bs + cur * BK * kLDB, a_off, b_off, acc);
     if (more) {  // the other buffer was last read before the previous barrier
@@ -367,10 +390,11 @@ __device__ __forceinline__ void mainloop(const Problem& p, float* smem, int tid,
 #else
   StagedTile<kBM, kLDA> ta;
   StagedTile<kBN, kLDB> tb;
+#pragma unroll 1
   for (int t = 0; t < p.num_tiles; ++t) {
     const int k0 = p.k_begin + t * BK;
-    ta.fetch(p.a, p.m0, p.m, p.k, k0, p.k_end, vec_ok, tid);
-    tb.fetch(p.b, p.n0, p.n, p.k, k0, p.k_end, vec_ok, tid);
+    ta.fetch(p.a, p.m0, p.m_left, p.k, k0, p.k_end, vec_ok, tid);
+    tb.fetch(p.b, p.n0, p.n_left, p.k, k0, p.k_end, vec_ok, tid);
     ta.store(As, tid);
     tb.store(Bs, tid);
     __syncthreads();
@@ -382,8 +406,7 @@ __device__ __forceinline__ void mainloop(const Problem& p, float* smem, int tid,
 
 }  // namespace dc
 
-extern "C" __global__ void __launch_bounds__(dc::kThreads)
-    dietcode_dense_f32(DietcodeArgs args) {
+extern "C" __global__ void __launch_bounds__(dc::kThreads) dietcode_dense_f32(DietcodeArgs args) {
   using namespace dc;
   extern __shared__ float4 dc_smem[];  // float4: 16-byte alignment for the vector reads
   float* smem = reinterpret_cast<float*>(dc_smem);
@@ -415,10 +438,9 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads)
   Problem p;
   p.a = static_cast<const float*>(args.a) + batch * args.stride_a;
   p.b = static_cast<const float*>(args.b) + batch * args.stride_b;
-  p.m = m;
-  p.n = n;
   p.k = k;
   p.n0 = blockIdx.x * kBN;
+  p.n_left = n - p.n0;
   // The K slice of this split, in whole BK tiles; trailing splits may be empty.
   const int k_tiles = (k + BK - 1) / BK;
   const int tiles_per_split = (k_tiles + SPLITK - 1) / SPLITK;
@@ -427,13 +449,14 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads)
   p.num_tiles = p.k_begin < k ? (p.k_end - p.k_begin + BK - 1) / BK : 0;
 
   const float* bias = static_cast<const float*>(args.bias);
-  float* out = SPLITK > 1 ? static_cast<float*>(args.workspace) +
-                                (long long)(batch * SPLITK + split) * m * n
-                          : static_cast<float*>(args.c) + batch * args.stride_c;
+  float* out =
+      SPLITK > 1 ? static_cast<float*>(args.workspace) + (long long)(batch * SPLITK + split) * m * n
+                 : static_cast<float*>(args.c) + batch * args.stride_c;
 
   const int m_tiles = (m + kBM - 1) / kBM;
   for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
     p.m0 = mt * kBM;
+    p.m_left = m - p.m0;
     float acc[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; ++i)
@@ -449,7 +472,8 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads)
       if (row >= m) continue;
 #pragma unroll
       for (int j = 0; j < TN; ++j) {
-        const int col = p.n0 + warp_n * (THREADS_N * TN) + fragment_offset<THREADS_N, kFN>(j, lane_n);
+        const int col =
+            p.n0 + warp_n * (THREADS_N * TN) + fragment_offset<THREADS_N, kFN>(j, lane_n);
         if (col >= n) continue;
         const float v = SPLITK > 1 ? acc[i][j] : apply_epilogue(acc[i][j], bias, col);
         out[(long long)row * n + col] = v;

@@ -131,9 +131,10 @@ GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
 
 GeneratedKernel generate_reference_kernel(const OpSpec& op) {
   if (op.kind != OpKind::kDense || op.dtype != DType::kFloat32)
-    throw UserError(fmt::format("the reference kernel computes float32 dense ops only, not op "
-                                "\"{}\" ({}, {})",
-                                op.name, kind_name(op.kind), dtype_name(op.dtype)));
+    throw UserError(
+        fmt::format("the reference kernel computes float32 dense ops only, not op "
+                    "\"{}\" ({}, {})",
+                    op.name, kind_name(op.kind), dtype_name(op.dtype)));
   GeneratedKernel out;
   out.name = "reference_gemm";
   out.source = load_template_source("reference_gemm.cu");

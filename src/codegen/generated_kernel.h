@@ -18,14 +18,14 @@ namespace dietcode {
 // reduce_entry is set, the split-K reduction kernel over the workspace:
 //   grid = (ceil(batch * M * N / (4 * reduce_threads)), 1, 1), block = reduce_threads.
 struct LaunchPlan {
-  std::string entry;             // extern "C" __global__ name
+  std::string entry;  // extern "C" __global__ name
   int threads = 0;
-  int dynamic_smem_bytes = 0;    // > 48 KB needs the opt-in attribute
+  int dynamic_smem_bytes = 0;  // > 48 KB needs the opt-in attribute
   int tile_m = 0, tile_n = 0;
   int split_k = 1;
-  std::string reduce_entry;      // "" when the main kernel writes C itself
+  std::string reduce_entry;  // "" when the main kernel writes C itself
   int reduce_threads = 256;
-  int min_alignment_bytes = 4;   // pointers a, b, c must be aligned to this (vector loads)
+  int min_alignment_bytes = 4;  // pointers a, b, c must be aligned to this (vector loads)
 
   // Bytes of workspace for a shape (0 when none).
   int64_t workspace_bytes(const GemmShape& shape) const;

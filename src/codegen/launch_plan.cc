@@ -1,7 +1,7 @@
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
-
-#include <fmt/format.h>
 
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
@@ -19,8 +19,8 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 void check_shape(const GemmShape& s) {
   if (s.batch < 1 || s.M < 1 || s.N < 1 || s.K < 1)
-    throw UserError(fmt::format("shape batch={} M={} N={} K={}: every extent must be >= 1",
-                                s.batch, s.M, s.N, s.K));
+    throw UserError(fmt::format("shape batch={} M={} N={} K={}: every extent must be >= 1", s.batch,
+                                s.M, s.N, s.K));
 }
 
 }  // namespace
@@ -36,9 +36,10 @@ void LaunchPlan::grid(const GemmShape& shape, unsigned dims[3]) const {
   const int64_t y = std::min(ceil_div(shape.M, tile_m), kMaxGridYZ);
   const int64_t z = shape.batch * split_k;
   if (x > kMaxGridX || z > kMaxGridYZ)
-    throw UserError(fmt::format("shape batch={} M={} N={} K={} needs a grid of {} x {} blocks, "
-                                "more than one launch allows",
-                                shape.batch, shape.M, shape.N, shape.K, x, z));
+    throw UserError(
+        fmt::format("shape batch={} M={} N={} K={} needs a grid of {} x {} blocks, "
+                    "more than one launch allows",
+                    shape.batch, shape.M, shape.N, shape.K, x, z));
   dims[0] = unsigned(x), dims[1] = unsigned(y), dims[2] = unsigned(z);
 }
 

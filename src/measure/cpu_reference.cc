@@ -1,11 +1,11 @@
 #include "measure/cpu_reference.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <thread>
-
-#include <fmt/format.h>
 
 namespace dietcode {
 
@@ -35,8 +35,8 @@ double activate(Epilogue e, double v) {
 
 }  // namespace
 
-DenseAccumulation dense_accumulate(const float* x, const float* w, int64_t M, int64_t N,
-                                   int64_t K, int threads) {
+DenseAccumulation dense_accumulate(const float* x, const float* w, int64_t M, int64_t N, int64_t K,
+                                   int threads) {
   DenseAccumulation acc;
   acc.M = M, acc.N = N, acc.K = K;
   acc.sum.assign(size_t(M * N), 0.0);

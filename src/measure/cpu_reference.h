@@ -25,8 +25,8 @@ struct DenseAccumulation {
 };
 
 // Accumulates in double, on `threads` host threads (0 = all cores).
-DenseAccumulation dense_accumulate(const float* x, const float* w, int64_t M, int64_t N,
-                                   int64_t K, int threads = 0);
+DenseAccumulation dense_accumulate(const float* x, const float* w, int64_t M, int64_t N, int64_t K,
+                                   int threads = 0);
 
 // Y[m,n] for the first `rows` rows of an accumulation (rows <= acc.M): bias added when the
 // epilogue has one (bias must then be non-null), activation applied in double, rounded once.

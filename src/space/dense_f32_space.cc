@@ -89,9 +89,7 @@ TemplateSpace make_space() {
          return mk.get("THREADS_M") * mk.get("THREADS_N") == c.gpu.warp_size;
        }},
       {"TM * TN >= 4 (fewer outputs per thread leave the FMAs waiting on shared memory)",
-       [](const MicroKernel& mk, const SpaceContext&) {
-         return mk.get("TM") * mk.get("TN") >= 4;
-       }},
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("TM") * mk.get("TN") >= 4; }},
       {"threads per block (32 * WARPS_M * WARPS_N) <= max threads per block",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).threads <= c.gpu.max_threads_per_block;
@@ -121,10 +119,8 @@ TemplateSpace make_space() {
        [](const MicroKernel& mk, const SpaceContext& c) {
          return mk.get("BK") <= pow2_ceil(c.largest.K);
        }},
-      {"VEC divides BK",
-       [](const MicroKernel& mk, const SpaceContext&) {
-         return mk.get("BK") % mk.get("VEC") == 0;
-       }},
+      {"VEC divides BK", [](const MicroKernel& mk,
+                            const SpaceContext&) { return mk.get("BK") % mk.get("VEC") == 0; }},
       {"VEC == 1 when STAGES >= 3 (cp.async copies single floats into the k-major tile)",
        [](const MicroKernel& mk, const SpaceContext&) {
          return mk.get("STAGES") < 3 || mk.get("VEC") == 1;

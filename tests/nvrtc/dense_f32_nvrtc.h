@@ -91,8 +91,7 @@ inline NvrtcBuild nvrtc_build(const std::string& name, const std::string& source
     build.ok = size > 0;
   }
   nvrtcDestroyProgram(&prog);
-  build.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  build.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   build.resources = parse_ptxas_report(build.log);
   return build;
 }

@@ -1,8 +1,7 @@
 // Code generation for dense_f32: NVRTC options, static dimensions, the VEC fallback for a K
 // that vectors cannot tile, a self-contained source, and the launch plan's grid and workspace.
-#include <gtest/gtest.h>
 #include <gmock/gmock.h>
-
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -28,7 +27,7 @@ OpSpec dense_op(const std::string& n, const std::string& k, Epilogue epilogue = 
   op.epilogue = epilogue;
   auto dim = [](const std::string& text) {
     return std::isdigit(static_cast<unsigned char>(text[0])) ? Expr::constant(std::stoll(text))
-                                                            : Expr::parse(text);
+                                                             : Expr::parse(text);
   };
   op.dims = {{"M", Expr::parse("16*T")}, {"N", dim(n)}, {"K", dim(k)}};
   op.vars = {"T"};
@@ -38,8 +37,8 @@ OpSpec dense_op(const std::string& n, const std::string& k, Epilogue epilogue = 
 MicroKernel mk(std::map<std::string, int> params) { return MicroKernel{"dense_f32", params}; }
 
 TEST(Codegen, PassesEveryTunableStaticDimsAndEpilogue) {
-  const auto k = generate_kernel(dense_op("3072", "768", Epilogue::kBiasGelu),
-                                 mk({{"TM", 4}, {"SPLITK", 2}}));
+  const auto k =
+      generate_kernel(dense_op("3072", "768", Epilogue::kBiasGelu), mk({{"TM", 4}, {"SPLITK", 2}}));
   EXPECT_EQ(k.name, "dense_f32");
   for (const auto& t : dense_f32_space().tunables) {
     const int expected = t.name == "TM" ? 4 : t.name == "SPLITK" ? 2 : t.default_value;
@@ -95,15 +94,16 @@ TEST(Codegen, PlanFollowsTheMicroKernel) {
   EXPECT_EQ(p.tile_n, 128);
   EXPECT_EQ(p.split_k, 4);
   EXPECT_EQ(p.dynamic_smem_bytes, 3 * 16 * (12 + 132) * 4);
-  EXPECT_THAT(k.options, Contains("-DDIETCODE_EXPECT_SMEM=" + std::to_string(p.dynamic_smem_bytes)));
+  EXPECT_THAT(k.options,
+              Contains("-DDIETCODE_EXPECT_SMEM=" + std::to_string(p.dynamic_smem_bytes)));
 
   const GemmShape shape{1, 100, 768, 3072};
   EXPECT_EQ(p.workspace_bytes(shape), 4LL * 100 * 768 * 4);
   unsigned g[3];
   p.grid(shape, g);
-  EXPECT_EQ(g[0], 6u);   // 768 / 128
-  EXPECT_EQ(g[1], 9u);   // ceil(100 / 12)
-  EXPECT_EQ(g[2], 4u);   // split_k
+  EXPECT_EQ(g[0], 6u);  // 768 / 128
+  EXPECT_EQ(g[1], 9u);  // ceil(100 / 12)
+  EXPECT_EQ(g[2], 4u);  // split_k
   p.reduce_grid(shape, g);
   EXPECT_EQ(g[0], unsigned((100 * 768 + 1023) / 1024));
   EXPECT_EQ(g[1], 1u);
@@ -159,8 +159,7 @@ TEST(Codegen, RejectsWhatItCannotGenerate) {
     generate_kernel(half, mk({}));
     FAIL() << "no exception";
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(),
-                 "template \"dense_f32\" cannot compute op \"fc\" (dense, float16)");
+    EXPECT_STREQ(e.what(), "template \"dense_f32\" cannot compute op \"fc\" (dense, float16)");
   }
 }
 

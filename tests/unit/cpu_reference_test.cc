@@ -1,11 +1,11 @@
 // The CPU reference: exact small cases for every epilogue, thread-count independence, and a
 // comparison that passes fp32 rounding but fails a lost product, a wrong element or a NaN.
+#include "measure/cpu_reference.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
-
-#include "measure/cpu_reference.h"
 
 namespace dietcode {
 namespace {
@@ -106,8 +106,8 @@ TEST_F(Compare, NamesTheFirstWrongElementAndFailsOnNan) {
   EXPECT_EQ(cmp.mismatches, 2);
   EXPECT_EQ(cmp.first_row, 3);
   EXPECT_EQ(cmp.first_col, 5);
-  EXPECT_EQ(cmp.message.rfind("2 of 128 outputs differ from the reference; first at [3, 5]: got ", 0),
-            0u)
+  EXPECT_EQ(
+      cmp.message.rfind("2 of 128 outputs differ from the reference; first at [3, 5]: got ", 0), 0u)
       << cmp.message;
 }
 

@@ -111,7 +111,8 @@ TEST_F(DenseF32Space, ChainsBuildTheBlockTile) {
 }
 
 TEST_F(DenseF32Space, RejectsLanesThatDoNotFillAWarp) {
-  EXPECT_TRUE(rejected_by(with({{"THREADS_M", 4}, {"THREADS_N", 4}}), ctx, "THREADS_M * THREADS_N"));
+  EXPECT_TRUE(
+      rejected_by(with({{"THREADS_M", 4}, {"THREADS_N", 4}}), ctx, "THREADS_M * THREADS_N"));
 }
 
 TEST_F(DenseF32Space, RejectsThreadTilesTooSmallToFeedTheFmas) {
@@ -128,8 +129,14 @@ TEST_F(DenseF32Space, RejectsTooManyThreads) {
 
 TEST_F(DenseF32Space, RejectsSharedMemoryPastTheOptInLimit) {
   // 512 x 32 tile, 32 deep, 2 stages: 2 * 32 * (516 + 36) * 4 = 141 KB fits; 4 stages do not.
-  auto mk = with({{"WARPS_M", 8}, {"THREADS_M", 8}, {"TM", 8}, {"WARPS_N", 1}, {"THREADS_N", 4},
-                  {"TN", 8}, {"BK", 32}, {"STAGES", 2}});
+  auto mk = with({{"WARPS_M", 8},
+                  {"THREADS_M", 8},
+                  {"TM", 8},
+                  {"WARPS_N", 1},
+                  {"THREADS_N", 4},
+                  {"TN", 8},
+                  {"BK", 32},
+                  {"STAGES", 2}});
   EXPECT_FALSE(rejected_by(mk, ctx, "shared memory"));
   mk.params["STAGES"] = 4;
   mk.params["VEC"] = 1;
@@ -141,8 +148,8 @@ TEST_F(DenseF32Space, RejectsRegisterHungryThreadTiles) {
   GpuSpec small = gpu;
   small.max_regs_per_thread = 128;
   SpaceContext tight{small, fc2, ctx.largest};
-  EXPECT_TRUE(rejected_by(with({{"TM", 8}, {"TN", 8}, {"BK", 32}}), tight,
-                          "register estimate per thread"));
+  EXPECT_TRUE(
+      rejected_by(with({{"TM", 8}, {"TN", 8}, {"BK", 32}}), tight, "register estimate per thread"));
   // 1024 threads x ~100 registers exceed a block's 64K registers.
   EXPECT_TRUE(rejected_by(with({{"WARPS_M", 8}, {"WARPS_N", 4}, {"TM", 4}, {"TN", 4}}), ctx,
                           "register estimate * threads"));
@@ -155,7 +162,8 @@ TEST_F(DenseF32Space, BoundsTilesByTheLargestExtents) {
   EXPECT_TRUE(rejected_by(with({{"WARPS_M", 2}, {"THREADS_M", 4}, {"THREADS_N", 8}, {"TM", 8}}),
                           small_m, "BM <="));
   // BN = 8 * 32 * 8 = 2048 > 1.1 * 768 -> 1024.
-  EXPECT_TRUE(rejected_by(with({{"WARPS_N", 8}, {"THREADS_N", 32}, {"THREADS_M", 1}}), ctx, "BN <="));
+  EXPECT_TRUE(
+      rejected_by(with({{"WARPS_N", 8}, {"THREADS_N", 32}, {"THREADS_M", 1}}), ctx, "BN <="));
   SpaceContext tiny_k{gpu, fc2, GemmShape{1, 2048, 768, 3}};
   EXPECT_TRUE(rejected_by(with({{"BK", 8}}), tiny_k, "BK <="));
   EXPECT_FALSE(rejected_by(with({{"BK", 4}}), tiny_k, "BK <="));
@@ -196,7 +204,8 @@ Census enumerate(const SpaceContext& ctx) {
   std::vector<size_t> idx(s.tunables.size(), 0);
   Census census;
   while (true) {
-    for (size_t i = 0; i < idx.size(); ++i) mk.params[s.tunables[i].name] = s.tunables[i].values[idx[i]];
+    for (size_t i = 0; i < idx.size(); ++i)
+      mk.params[s.tunables[i].name] = s.tunables[i].values[idx[i]];
     mk.params["THREADS_N"] = 32 / mk.params["THREADS_M"];
     bool ok = true;
     for (const auto& c : s.constraints)
