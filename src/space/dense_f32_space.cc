@@ -79,6 +79,7 @@ TemplateSpace make_space() {
       {"VEC", {1, 2, 4}, 4, "floats per global load along K (register-staged stages)"},
       {"STAGES", {1, 2, 3, 4}, 2, "1 single buffer, 2 register-staged double buffer, 3-4 cp.async"},
       {"SPLITK", {1, 2, 3, 4, 6, 8, 12, 16}, 1, "K slices summed by a deterministic reduction"},
+      {"MIN_BLOCKS", {1, 2}, 1, "blocks per SM ptxas must leave registers for"},
   };
   s.chains = {{"BM", {"WARPS_M", "THREADS_M", "TM"}}, {"BN", {"WARPS_N", "THREADS_N", "TN"}}};
 
@@ -101,6 +102,16 @@ TemplateSpace make_space() {
       {"register estimate per thread <= max registers per thread",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).register_estimate <= c.gpu.max_regs_per_thread;
+       }},
+      {"MIN_BLOCKS blocks fit an SM: threads and a register floor (TM*TN + TM + TN + 24)",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         const G g = G::of(mk);
+         const int blocks = mk.get("MIN_BLOCKS");
+         if (blocks == 1) return true;
+         const int tm = mk.get("TM"), tn = mk.get("TN");
+         const int64_t cap = c.gpu.regs_per_sm / (int64_t(blocks) * g.threads);
+         return int64_t(blocks) * g.threads <= c.gpu.max_threads_per_sm &&
+                std::min<int64_t>(cap, c.gpu.max_regs_per_thread) >= tm * tn + tm + tn + 24;
        }},
       {"register estimate * threads <= registers per block",
        [](const MicroKernel& mk, const SpaceContext& c) {
