@@ -3,9 +3,7 @@
 // thread tiles, static and dynamic N/K) on BERT's layers and an odd 1000 x 771 layer, for
 // M = 1..17, 31, 33, 63, 127..129, 255, 1000, 2047, 2048 and every epilogue. Also: split-K
 // results are bitwise reproducible, and the reference kernel agrees with the CPU.
-// Skipped when the CUDA driver cannot be loaded or initialised.
-#include <cuda.h>
-#include <dlfcn.h>
+// Skipped when the CUDA driver cannot be loaded or initialised (src/cuda/driver.h).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -19,112 +17,52 @@
 
 #include "../../templates/dietcode_args.h"
 #include "codegen/generated_kernel.h"
+#include "cuda/driver.h"
 #include "measure/cpu_reference.h"
 #include "nvrtc/dense_f32_nvrtc.h"
 
 namespace dietcode {
 namespace {
 
-// The few driver entry points this test needs, resolved through cuGetProcAddress so the
-// binary never links libcuda.
-struct Driver {
-  std::string error;  // why the driver is unusable; empty when it works
+// The GPU this test runs on: the driver (src/cuda), device 0's primary context and its arch,
+// or why there is none.
+struct Gpu {
+  std::string error;  // empty when usable
   std::string arch;   // "sm_90"
-  CUcontext ctx = nullptr;
-  CUresult (*get_error_string)(CUresult, const char**) = nullptr;
-  CUresult (*module_load_data)(CUmodule*, const void*) = nullptr;
-  CUresult (*module_unload)(CUmodule) = nullptr;
-  CUresult (*module_get_function)(CUfunction*, CUmodule, const char*) = nullptr;
-  CUresult (*func_set_attribute)(CUfunction, CUfunction_attribute, int) = nullptr;
-  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, CUstream, void**, void**) = nullptr;
-  CUresult (*mem_alloc)(CUdeviceptr*, size_t) = nullptr;
-  CUresult (*mem_free)(CUdeviceptr) = nullptr;
-  CUresult (*memcpy_htod)(CUdeviceptr, const void*, size_t) = nullptr;
-  CUresult (*memcpy_dtoh)(void*, CUdeviceptr, size_t) = nullptr;
-  CUresult (*memset_d32)(CUdeviceptr, unsigned, size_t) = nullptr;
-  CUresult (*ctx_synchronize)() = nullptr;
-
-  std::string describe(CUresult rc) const {
-    const char* text = nullptr;
-    if (get_error_string) get_error_string(rc, &text);
-    return text ? text : "CUDA error " + std::to_string(int(rc));
-  }
+  const Driver* d = nullptr;
 };
 
-Driver load_driver() {
-  Driver d;
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    d.error = "libcuda.so.1 cannot be loaded";
-    return d;
-  }
-  using GetProc =
-      CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
-  auto get_proc = reinterpret_cast<GetProc>(dlsym(lib, "cuGetProcAddress_v2"));
-  if (!get_proc) {
-    d.error = "the driver has no cuGetProcAddress_v2";
-    return d;
-  }
-  bool ok = true;
-  auto resolve = [&](const char* name, auto& fn) {
-    void* p = nullptr;
-    CUdriverProcAddressQueryResult status;
-    if (get_proc(name, &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || !p) {
-      ok = false;
-      d.error = std::string("the driver has no ") + name;
+const Gpu& gpu() {
+  static const Gpu g = [] {
+    Gpu g;
+    g.d = driver_or_null(&g.error);
+    if (!g.d) return g;
+    CUdevice dev;
+    CUcontext ctx;
+    int major = 0, minor = 0;
+    if (g.d->cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+        g.d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        g.d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS ||
+        g.d->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
+        g.d->cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+      g.error = "no usable GPU 0";
+      g.d = nullptr;
+      return g;
     }
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
-  };
-  CUresult (*init)(unsigned) = nullptr;
-  CUresult (*device_get)(CUdevice*, int) = nullptr;
-  CUresult (*device_attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
-  CUresult (*primary_ctx_retain)(CUcontext*, CUdevice) = nullptr;
-  CUresult (*ctx_set_current)(CUcontext) = nullptr;
-  resolve("cuInit", init);
-  resolve("cuDeviceGet", device_get);
-  resolve("cuDeviceGetAttribute", device_attribute);
-  resolve("cuDevicePrimaryCtxRetain", primary_ctx_retain);
-  resolve("cuCtxSetCurrent", ctx_set_current);
-  resolve("cuGetErrorString", d.get_error_string);
-  resolve("cuModuleLoadData", d.module_load_data);
-  resolve("cuModuleUnload", d.module_unload);
-  resolve("cuModuleGetFunction", d.module_get_function);
-  resolve("cuFuncSetAttribute", d.func_set_attribute);
-  resolve("cuLaunchKernel", d.launch_kernel);
-  resolve("cuMemAlloc", d.mem_alloc);
-  resolve("cuMemFree", d.mem_free);
-  resolve("cuMemcpyHtoD", d.memcpy_htod);
-  resolve("cuMemcpyDtoH", d.memcpy_dtoh);
-  resolve("cuMemsetD32", d.memset_d32);
-  resolve("cuCtxSynchronize", d.ctx_synchronize);
-  if (!ok) return d;
-  CUdevice dev;
-  int major = 0, minor = 0;
-  if (CUresult rc = init(0); rc != CUDA_SUCCESS) {
-    d.error = "cuInit failed: " + d.describe(rc);
-    return d;
-  }
-  if (device_get(&dev, 0) != CUDA_SUCCESS ||
-      device_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) != CUDA_SUCCESS ||
-      device_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) != CUDA_SUCCESS ||
-      primary_ctx_retain(&d.ctx, dev) != CUDA_SUCCESS || ctx_set_current(d.ctx) != CUDA_SUCCESS) {
-    d.error = "no usable GPU 0";
-    return d;
-  }
-  d.arch = "sm_" + std::to_string(major) + std::to_string(minor);
-  return d;
+    g.arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    return g;
+  }();
+  return g;
 }
 
-Driver& driver() {
-  static Driver d = load_driver();
-  return d;
-}
+const Driver& drv() { return *gpu().d; }
 
-#define CU_OK(call)                                                          \
-  do {                                                                       \
-    const CUresult rc_ = (call);                                             \
-    ASSERT_EQ(rc_, CUDA_SUCCESS) << #call << ": " << driver().describe(rc_); \
+#define CU_OK(call)                                                        \
+  do {                                                                     \
+    const CUresult rc_ = (call);                                           \
+    ASSERT_EQ(rc_, CUDA_SUCCESS) << #call << ": " << cuda_error_name(rc_); \
   } while (0)
 
 struct DeviceBuffer {
@@ -134,16 +72,16 @@ struct DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   ~DeviceBuffer() {
-    if (ptr) driver().mem_free(ptr);
+    if (ptr) drv().cuMemFree(ptr);
   }
 };
 
 void alloc(DeviceBuffer& b, size_t bytes) {
   if (b.bytes >= bytes) return;
-  if (b.ptr) driver().mem_free(b.ptr);
+  if (b.ptr) drv().cuMemFree(b.ptr);
   b.ptr = 0;
   b.bytes = 0;
-  CU_OK(driver().mem_alloc(&b.ptr, bytes));
+  CU_OK(drv().cuMemAlloc(&b.ptr, bytes));
   b.bytes = bytes;
 }
 
@@ -202,7 +140,7 @@ struct LayerData {
 class DenseF32Gpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!driver().error.empty()) GTEST_SKIP() << "no GPU: " << driver().error;
+    if (!gpu().error.empty()) GTEST_SKIP() << "no GPU: " << gpu().error;
   }
 
  public:
@@ -226,9 +164,9 @@ class DenseF32Gpu : public ::testing::Test {
       alloc(d.dx, d.x.size() * 4);
       alloc(d.dw, d.w.size() * 4);
       alloc(d.dbias, d.bias.size() * 4);
-      driver().memcpy_htod(d.dx.ptr, d.x.data(), d.x.size() * 4);
-      driver().memcpy_htod(d.dw.ptr, d.w.data(), d.w.size() * 4);
-      driver().memcpy_htod(d.dbias.ptr, d.bias.data(), d.bias.size() * 4);
+      drv().cuMemcpyHtoD(d.dx.ptr, d.x.data(), d.x.size() * 4);
+      drv().cuMemcpyHtoD(d.dw.ptr, d.w.data(), d.w.size() * 4);
+      drv().cuMemcpyHtoD(d.dbias.ptr, d.bias.data(), d.bias.size() * 4);
     }
     return *slot;
   }
@@ -255,7 +193,7 @@ void compile_all(std::vector<Job>& jobs) {
   for (const Job& job : jobs)
     builds.push_back(std::async(std::launch::async, [&job] {
       return testing::nvrtc_build(job.kernel.name + ".cu", job.kernel.source, job.kernel.options,
-                                  driver().arch);
+                                  gpu().arch);
     }));
   for (size_t i = 0; i < jobs.size(); ++i) jobs[i].build = builds[i].get();
 }
@@ -275,7 +213,7 @@ Job make_job(const std::string& sample, const std::map<std::string, int>& params
 struct Module {
   CUmodule module = nullptr;
   ~Module() {
-    if (module) driver().module_unload(module);
+    if (module) drv().cuModuleUnload(module);
   }
 };
 
@@ -284,10 +222,10 @@ void launch(const Job& job, CUmodule module, LayerData& d, int64_t M, CUdevicept
             CUdeviceptr ws) {
   const LaunchPlan& plan = job.kernel.plan;
   CUfunction main = nullptr, reduce = nullptr;
-  CU_OK(driver().module_get_function(&main, module, plan.entry.c_str()));
+  CU_OK(drv().cuModuleGetFunction(&main, module, plan.entry.c_str()));
   if (plan.dynamic_smem_bytes > 48 * 1024)
-    CU_OK(driver().func_set_attribute(main, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                      plan.dynamic_smem_bytes));
+    CU_OK(drv().cuFuncSetAttribute(main, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   plan.dynamic_smem_bytes));
   DietcodeArgs args;
   std::memset(&args, 0, sizeof(args));
   args.a = reinterpret_cast<const void*>(d.dx.ptr);
@@ -302,15 +240,15 @@ void launch(const Job& job, CUmodule module, LayerData& d, int64_t M, CUdevicept
   const GemmShape shape{1, M, d.layer.n, d.layer.k};
   unsigned g[3];
   plan.grid(shape, g);
-  CU_OK(driver().launch_kernel(main, g[0], g[1], g[2], unsigned(plan.threads), 1, 1,
-                               unsigned(plan.dynamic_smem_bytes), nullptr, params, nullptr));
+  CU_OK(drv().cuLaunchKernel(main, g[0], g[1], g[2], unsigned(plan.threads), 1, 1,
+                             unsigned(plan.dynamic_smem_bytes), nullptr, params, nullptr));
   if (!plan.reduce_entry.empty()) {
-    CU_OK(driver().module_get_function(&reduce, module, plan.reduce_entry.c_str()));
+    CU_OK(drv().cuModuleGetFunction(&reduce, module, plan.reduce_entry.c_str()));
     plan.reduce_grid(shape, g);
-    CU_OK(driver().launch_kernel(reduce, g[0], g[1], g[2], unsigned(plan.reduce_threads), 1, 1, 0,
-                                 nullptr, params, nullptr));
+    CU_OK(drv().cuLaunchKernel(reduce, g[0], g[1], g[2], unsigned(plan.reduce_threads), 1, 1, 0,
+                               nullptr, params, nullptr));
   }
-  CU_OK(driver().ctx_synchronize());
+  CU_OK(drv().cuCtxSynchronize());
 }
 
 // Every M of the list for one job; stops at the first wrong M to keep the report short.
@@ -322,16 +260,16 @@ void check_job(const Job& job) {
   const bool with_bias = job.epilogue == Epilogue::kBias || job.epilogue == Epilogue::kBiasRelu ||
                          job.epilogue == Epilogue::kBiasGelu;
   Module m;
-  CU_OK(driver().module_load_data(&m.module, job.build.cubin.data()));
+  CU_OK(drv().cuModuleLoadData(&m.module, job.build.cubin.data()));
   static DeviceBuffer y, ws;
   alloc(y, size_t(kMaxM * d.layer.n) * 4);
   alloc(ws, size_t(std::max(job.kernel.plan.split_k, 1) * kMaxM * d.layer.n) * 4);
   std::vector<float> got(size_t(kMaxM * d.layer.n));
   for (const int64_t M : kMs) {
     const size_t count = size_t(M * d.layer.n);
-    CU_OK(driver().memset_d32(y.ptr, 0x7fc00000u, count));  // NaN: unwritten outputs fail
+    CU_OK(drv().cuMemsetD32(y.ptr, 0x7fc00000u, count));  // NaN: unwritten outputs fail
     ASSERT_NO_FATAL_FAILURE(launch(job, m.module, d, M, y.ptr, ws.ptr));
-    CU_OK(driver().memcpy_dtoh(got.data(), y.ptr, count * 4));
+    CU_OK(drv().cuMemcpyDtoH(got.data(), y.ptr, count * 4));
     const auto cmp = compare_dense(got.data(), want, d.acc, with_bias ? d.bias.data() : nullptr, M);
     ASSERT_TRUE(cmp.ok) << "M=" << M << ": " << cmp.message;
   }
@@ -368,14 +306,14 @@ TEST_F(DenseF32Gpu, SplitKIsBitwiseReproducible) {
   ASSERT_TRUE(jobs[0].build.ok) << jobs[0].build.log;
   LayerData& d = data({768, 3072});
   Module m;
-  CU_OK(driver().module_load_data(&m.module, jobs[0].build.cubin.data()));
+  CU_OK(drv().cuModuleLoadData(&m.module, jobs[0].build.cubin.data()));
   DeviceBuffer y, ws;
   alloc(y, size_t(1000 * 768) * 4);
   alloc(ws, size_t(16 * 1000 * 768) * 4);
   std::vector<float> first(1000 * 768), again(1000 * 768);
   for (int run = 0; run < 3; ++run) {
     ASSERT_NO_FATAL_FAILURE(launch(jobs[0], m.module, d, 1000, y.ptr, ws.ptr));
-    CU_OK(driver().memcpy_dtoh(run == 0 ? first.data() : again.data(), y.ptr, first.size() * 4));
+    CU_OK(drv().cuMemcpyDtoH(run == 0 ? first.data() : again.data(), y.ptr, first.size() * 4));
     if (run > 0) EXPECT_EQ(std::memcmp(first.data(), again.data(), first.size() * 4), 0);
   }
 }
@@ -388,7 +326,7 @@ TEST_F(DenseF32Gpu, ReferenceKernelMatchesTheCpu) {
     job.epilogue = e;
     job.kernel = generate_reference_kernel(dense_op(1000, 771, false, e));
     job.build = testing::nvrtc_build("reference_gemm.cu", job.kernel.source, job.kernel.options,
-                                     driver().arch);
+                                     gpu().arch);
     check_job(job);
   }
 }
