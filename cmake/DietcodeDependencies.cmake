@@ -24,3 +24,13 @@ find_library(XGBOOST_LIBRARY NAMES xgboost REQUIRED)
 add_library(dietcode_xgboost INTERFACE)
 target_include_directories(dietcode_xgboost SYSTEM INTERFACE ${XGBOOST_INCLUDE_DIR})
 target_link_libraries(dietcode_xgboost INTERFACE ${XGBOOST_LIBRARY})
+
+# From an offline bundle (docs/offline-gpu-hosts.md) libxgboost lies outside the system library
+# folders, and it needs libdmlc from the same folder. CMake puts that folder in the RPATH of
+# every binary linking it, but as DT_RUNPATH by default, which the loader ignores when it
+# resolves libxgboost's own dependencies; DT_RPATH (--disable-new-dtags) it honours.
+get_filename_component(DIETCODE_XGBOOST_LIBRARY_DIR ${XGBOOST_LIBRARY} DIRECTORY)
+if(NOT DIETCODE_XGBOOST_LIBRARY_DIR IN_LIST CMAKE_CXX_IMPLICIT_LINK_DIRECTORIES)
+  target_link_options(dietcode_xgboost INTERFACE -Wl,--disable-new-dtags)
+endif()
+message(STATUS "dietcode: xgboost ${XGBOOST_LIBRARY} (headers ${XGBOOST_INCLUDE_DIR})")

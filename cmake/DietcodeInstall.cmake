@@ -9,6 +9,9 @@ target_include_directories(dietcode_pack_abi INTERFACE
   $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
 
+# The installed CLI keeps the RPATH to libraries outside the system folders (an offline
+# bundle's libxgboost, libdmlc, libfmt), so it starts without LD_LIBRARY_PATH.
+set_target_properties(dietcode PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS dietcode RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS dietcode_pack_abi EXPORT dietcodeTargets)
 install(DIRECTORY include/dietcode DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

@@ -1,31 +1,97 @@
-/* dietcode kernel pack C ABI (SPEC §5). Provisional copy: replaced by the shared header. */
+/* dietcode kernel pack: the C ABI every pack exports.
+ *
+ * WHAT A PACK IS
+ *   `dietcode build WORKLOAD.json` writes libNAME.so and NAME.h. The .so holds, for every
+ *   operator of the workload, the chosen micro-kernels (a CUBIN per target arch plus PTX for
+ *   newer GPUs) and a decision tree that maps shape-variable values to one of them. It exports
+ *   the five functions below and one typed wrapper per operator (declared in NAME.h), nothing
+ *   else. Any C or C++ program, or Python through ctypes, can link or dlopen it.
+ *
+ * NO DRIVER AT LINK TIME
+ *   A pack does not link libcuda. It dlopens libcuda.so.1 on the first dietcode_launch, so
+ *   dietcode_abi_version, dietcode_manifest and dietcode_select work on machines without a GPU,
+ *   and dietcode_launch returns DIETCODE_ERR_NO_DEVICE there.
+ *
+ * SHAPE VALUES
+ *   `shape_values` holds one int64_t per shape variable of the operator, in the order the
+ *   manifest lists that operator's shape variables (`n_values` must match). Values outside
+ *   the tuned range still compute correctly, since micro-kernels are shape-generic; values
+ *   below 1 are rejected with DIETCODE_ERR_INVALID_ARGUMENT.
+ *
+ * MANIFEST
+ *   dietcode_manifest() returns a JSON object (UTF-8, owned by the pack, valid while it is
+ *   loaded) naming the pack and the dietcode version that built it, its archs, each shape
+ *   variable with its tuned range, and each op with its dtype, its argument list and its
+ *   kernels (id and micro-kernel parameters). `dietcode inspect libNAME.so` prints it.
+ *
+ * RETURN CODES
+ *   DIETCODE_OK (0) or a DIETCODE_ERR_* code (positive), except dietcode_select, which returns
+ *   a kernel id (>= 0) or a negated DIETCODE_ERR_* code. After any failure
+ *   dietcode_last_error() gives a one-line message.
+ *
+ * THREAD SAFETY
+ *   Every function may be called from any number of threads at once. dietcode_launch works
+ *   from several threads and streams concurrently and loads the kernels once per CUDA context.
+ *   dietcode_last_error is per thread: it reports the last failure on the calling thread.
+ *
+ * ARCHITECTURES
+ *   dietcode_launch picks the CUBIN for the current GPU's arch, falls back to PTX for a newer
+ *   GPU, and returns DIETCODE_ERR_ARCH_MISMATCH for an older one.
+ *
+ * This header is valid C99 and C++. */
 #ifndef DIETCODE_PACK_ABI_H_
 #define DIETCODE_PACK_ABI_H_
 
 #include <stdint.h>
 
+/* Marks the exported symbols. Packs are built with -fvisibility=hidden, so only what carries
+ * this macro is visible; a consumer may predefine it (e.g. empty) before including. */
+#ifndef DIETCODE_API
+#if defined(__GNUC__) || defined(__clang__)
+#define DIETCODE_API __attribute__((visibility("default")))
+#else
+#define DIETCODE_API
+#endif
+#endif
+
+#define DIETCODE_ABI_VERSION 1
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define DIETCODE_ABI_VERSION 1
 enum {
   DIETCODE_OK = 0,
-  DIETCODE_ERR_INVALID_ARGUMENT = 1,
+  DIETCODE_ERR_INVALID_ARGUMENT = 1, /* null pointer, wrong count, value < 1, misalignment */
   DIETCODE_ERR_UNKNOWN_OP = 2,
-  DIETCODE_ERR_NO_DEVICE = 3,
-  DIETCODE_ERR_ARCH_MISMATCH = 4,
-  DIETCODE_ERR_CUDA = 5
+  DIETCODE_ERR_NO_DEVICE = 3,        /* no driver or no GPU */
+  DIETCODE_ERR_ARCH_MISMATCH = 4,    /* no CUBIN or PTX for this GPU */
+  DIETCODE_ERR_CUDA = 5              /* a driver call failed; see last_error */
 };
-int dietcode_abi_version(void);
-const char* dietcode_manifest(void);
-const char* dietcode_last_error(void);
-int dietcode_select(const char* op, const int64_t* shape_values, int n_values);
-int dietcode_launch(const char* op, void* const* args, int n_args,
-                    const int64_t* shape_values, int n_values, void* stream);
+
+/* DIETCODE_ABI_VERSION of the pack; a caller built against another version should not call
+ * the rest. */
+DIETCODE_API int dietcode_abi_version(void);
+
+/* JSON: pack name, tool version, archs, shape variables with tuned ranges, ops with dtype,
+ * arg list and kernels (id, micro-kernel params). See MANIFEST above. */
+DIETCODE_API const char* dietcode_manifest(void);
+
+/* Thread-local message for the last failure on the calling thread. */
+DIETCODE_API const char* dietcode_last_error(void);
+
+/* Kernel id that the dispatcher picks for these shape-variable values (in manifest order);
+ * negative DIETCODE_ERR_* on error. Pure host code: no GPU needed. */
+DIETCODE_API int dietcode_select(const char* op, const int64_t* shape_values, int n_values);
+
+/* Launch op on `stream` (a CUstream/cudaStream_t, NULL = default stream) in the current CUDA
+ * context. args: device pointers in the op's argument order. Arguments are checked before any
+ * GPU work. Returns DIETCODE_OK or a DIETCODE_ERR_* code. */
+DIETCODE_API int dietcode_launch(const char* op, void* const* args, int n_args,
+                                 const int64_t* shape_values, int n_values, void* stream);
 
 #ifdef __cplusplus
-}
+} /* extern "C" */
 #endif
 
 #endif /* DIETCODE_PACK_ABI_H_ */

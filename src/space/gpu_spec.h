@@ -3,6 +3,7 @@
 // configs/gpus/<id>.json, or queried from a present device (whose own limits win).
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,8 @@ struct GpuSpec {
   int smem_per_sm = 228 * 1024;
   int l2_bytes = 50 * 1024 * 1024;
   double clock_ghz = 1.98;
-  double fp32_tflops = 67.0;        // SIMT FMA peak
-  double fp16_tensor_tflops = 989.0; // dense, fp32 accumulate
+  double fp32_tflops = 67.0;          // SIMT FMA peak
+  double fp16_tensor_tflops = 989.0;  // dense, fp32 accumulate
   double bf16_tensor_tflops = 989.0;
   double mem_bandwidth_gbs = 3350.0;
   bool queried = false;  // true when read from a present device rather than a config
@@ -38,5 +39,11 @@ struct GpuSpec {
 // Throws UserError naming the file and JSON path on a bad config, or listing the known ids.
 GpuSpec load_gpu_spec(const std::string& id_or_path);
 std::vector<std::string> list_gpu_specs();  // ids of the shipped configs, sorted
+
+// The config-file form: every field but id and queried, under its own name.
+nlohmann::json gpu_spec_to_json(const GpuSpec& spec);
+// Parses that form strictly (unknown keys, missing keys, wrong types and inconsistent limits
+// are UserErrors "FILE: KEY: what is wrong"); `file` names the source in messages.
+GpuSpec parse_gpu_spec(const nlohmann::json& j, const std::string& file, const std::string& id);
 
 }  // namespace dietcode

@@ -1,0 +1,109 @@
+#include "nvrtc/kernel_cache.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "common/paths.h"
+#include "nvrtc/cache_entry.h"
+#include "nvrtc/stable_hash.h"
+
+namespace dietcode {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Length-prefixed so that no source or option text can make two different keys print alike.
+void field(std::string& out, const char* tag, const std::string& value) {
+  out += tag;
+  out += ' ' + std::to_string(value.size()) + '\n' + value + '\n';
+}
+
+// A name no other writer (thread or process) uses at the same moment.
+std::string temporary_suffix() {
+  static std::atomic<unsigned long> counter{0};
+  std::ostringstream out;
+  out << ".tmp." << ::getpid() << '.' << std::this_thread::get_id() << '.' << counter++;
+  return out.str();
+}
+
+}  // namespace
+
+fs::path default_kernel_cache_dir() { return cache_dir() / "kernels"; }
+
+CachingCompiler::CachingCompiler(Compiler& inner, std::string fingerprint, fs::path dir)
+    : inner_(inner), fingerprint_(std::move(fingerprint)), dir_(std::move(dir)) {}
+
+std::string CachingCompiler::key_text(const CompileRequest& request) const {
+  std::string key = "dietcode kernel cache key 1\n";
+  field(key, "compiler", fingerprint_);
+  field(key, "name", request.name);
+  field(key, "archs", std::to_string(request.archs.size()));
+  for (const std::string& arch : request.archs) field(key, "arch", arch);
+  field(key, "want_ptx", request.want_ptx ? "1" : "0");
+  field(key, "options", std::to_string(request.options.size()));
+  for (const std::string& option : request.options) field(key, "option", option);
+  field(key, "source", request.source);
+  return key;
+}
+
+fs::path CachingCompiler::entry_path(const CompileRequest& request) const {
+  return dir_ / (stable_hash_hex(key_text(request)) + ".entry");
+}
+
+CachingCompiler::Stats CachingCompiler::stats() const {
+  return {hits_.load(), misses_.load(), write_failures_.load()};
+}
+
+bool CachingCompiler::load(const fs::path& path, const std::string& key, CompileResult* out) const {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string stored_key;
+  if (!decode_cache_entry(bytes, &stored_key, out)) return false;
+  return stored_key == key;
+}
+
+bool CachingCompiler::store(const fs::path& path, const std::string& bytes) {
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  fs::path temporary = path;
+  temporary += temporary_suffix();
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    if (!out.write(bytes.data(), std::streamsize(bytes.size())) || !out.flush()) {
+      out.close();
+      fs::remove(temporary, ec);
+      return false;
+    }
+  }
+  // rename() replaces the target atomically: readers see the old entry or the new one.
+  fs::rename(temporary, path, ec);
+  if (ec) {
+    fs::remove(temporary, ec);
+    return false;
+  }
+  return true;
+}
+
+CompileResult CachingCompiler::compile(const CompileRequest& request) {
+  std::string key = key_text(request);
+  fs::path path = dir_ / (stable_hash_hex(key) + ".entry");
+  CompileResult result;
+  if (load(path, key, &result)) {
+    ++hits_;
+    result.seconds = 0;
+    result.cache_hit = true;
+    return result;
+  }
+  ++misses_;
+  result = inner_.compile(request);
+  result.cache_hit = false;
+  if (!store(path, encode_cache_entry(key, result))) ++write_failures_;
+  return result;
+}
+
+}  // namespace dietcode
