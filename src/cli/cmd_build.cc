@@ -13,6 +13,7 @@
 
 #include "cli/app.h"
 #include "common/error.h"
+#include "cuda/device_query.h"
 #include "nvrtc/kernel_cache.h"
 #include "nvrtc/nvrtc_compiler.h"
 #include "pack/choices.h"
@@ -26,7 +27,7 @@ struct BuildOptions {
   std::string workload;
   std::string log;
   std::string output;
-  std::string archs = "sm_90";
+  std::string archs;  // empty: the local GPU's arch, else sm_90
   int max_kernels = 8;
   int max_depth = 10;
   bool allow_simulated = false;
@@ -116,10 +117,19 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
         "and build with --log.\n");
 }
 
+// The local GPU's arch when there is one (the usual case: build where you tuned), else sm_90.
+std::string default_arch() {
+  try {
+    return query_device(0).arch();
+  } catch (const EnvironmentError&) {
+    return "sm_90";
+  }
+}
+
 int run_build(const BuildOptions& o, const GlobalOptions& global) {
   Workload workload = load_workload(o.workload);
   PackBuildOptions options;
-  options.archs = parse_archs(o.archs);
+  options.archs = parse_archs(o.archs.empty() ? default_arch() : o.archs);
   if (o.max_kernels < 0) throw UserError("--max-kernels: expected 0 (no limit) or more");
   if (o.max_depth < 0) throw UserError("--max-depth: expected 0 or more");
   options.tree.max_kernels = o.max_kernels;
@@ -168,7 +178,7 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
                   "The library to write (default: lib<name>.so here); NAME.h goes beside it");
   cmd->add_option("--arch", opts->archs,
                   "GPU archs to embed CUBINs for, comma-separated (PTX for newer GPUs is added)")
-      ->default_str("sm_90");
+      ->default_str("the local GPU's, else sm_90");
   cmd->add_option("--max-kernels", opts->max_kernels,
                   "At most this many kernels per op (0: no limit): pack size vs time lost")
       ->default_str("8");

@@ -411,9 +411,8 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
                     "op %s: argument %s (%p) is not aligned to %d bytes, as kernel %d needs",
                     op.name, op.arg_names[i], args[i], need, index);
     }
-    int64_t grid[3];
-    main_grid(k, a, grid);
-    if (grid[0] > 0x7fffffff || grid[1] > 65535 || grid[2] > 65535)
+    int64_t grid[3], unused[3];
+    if (!main_grid(k, a, grid) || (k.split_k > 1 && !reduce_grid(k, a, unused)))
       return fail(DIETCODE_ERR_INVALID_ARGUMENT,
                   "op %s: the shape is too large for kernel %d (grid %lld x %lld x %lld)",
                   op.name, index, (long long)grid[0], (long long)grid[1], (long long)grid[2]);

@@ -78,27 +78,35 @@ extern const PackDesc kPack;
 int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values,
               int n_values, void* stream);
 
-/* The launch geometry of the LaunchPlan (codegen/generated_kernel.h), kept here so the pack
- * needs nothing from dietcode at run time:
- *   main:   grid (ceil(n / tile_n), ceil(m / tile_m), batch * split_k), block threads
- *   reduce: grid (ceil(batch * m * n / (reduce_threads * 4)), 1, 1), block reduce_threads
- *   workspace: batch * split_k * m * n fp32 partial sums when there is a reduce kernel. */
+/* The launch geometry of LaunchPlan (codegen/launch_plan.cc), repeated here so the pack needs
+ * nothing from dietcode at run time (a test checks the two agree):
+ *   main:   grid (ceil(n / tile_n), min(ceil(m / tile_m), 65535), batch * split_k), block
+ *           threads; kernels loop over M tiles, so only y is clamped, x and z must fit;
+ *   reduce: grid (ceil(batch * m * n / (4 * reduce_threads)), 1, 1), block reduce_threads;
+ *   workspace: batch * split_k * m * n fp32 partial sums when split_k > 1. */
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridYZ = 65535;
+
 inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-inline void main_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
+/* False when the grid does not fit one launch. */
+inline bool main_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
   grid[0] = ceil_div(a.n, k.tile_n);
   grid[1] = ceil_div(a.m, k.tile_m);
+  if (grid[1] > kMaxGridYZ) grid[1] = kMaxGridYZ;
   grid[2] = a.batch * k.split_k;
+  return grid[0] <= kMaxGridX && grid[2] <= kMaxGridYZ;
 }
 
-inline void reduce_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
-  grid[0] = ceil_div(a.batch * a.m * a.n, int64_t(k.reduce_threads) * 4);
+inline bool reduce_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
+  grid[0] = ceil_div(a.batch * a.m * a.n, 4 * int64_t(k.reduce_threads));
   grid[1] = 1;
   grid[2] = 1;
+  return grid[0] <= kMaxGridX;
 }
 
 inline int64_t workspace_bytes(const KernelDesc& k, const DietcodeArgs& a) {
-  if (!k.reduce_entry || !*k.reduce_entry) return 0;
+  if (k.split_k <= 1) return 0;
   return a.batch * k.split_k * a.m * a.n * int64_t(sizeof(float));
 }
 
