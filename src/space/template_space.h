@@ -41,6 +41,9 @@ struct SpaceContext {
 struct Constraint {
   std::string description;  // "threads per block <= 1024", shown when a candidate is rejected
   std::function<bool(const MicroKernel&, const SpaceContext&)> holds;
+  // The tunables `holds` reads. When listed, enumeration checks the constraint as soon as they
+  // are chosen and prunes early; when empty, only complete candidates are checked.
+  std::vector<std::string> uses = {};
 };
 
 // Resources a micro-kernel asks for at launch, known before compiling.
