@@ -1,5 +1,5 @@
-// The measurements of a tuning log (SPEC §4) as the pack builder needs them. This adapter is
-// the only place that reads the log's format on the build side.
+// The measurements of a tuning log (SPEC §4) as the pack builder needs them. This adapter
+// (log_records.cc, over search/tuning_log.h) is the only place the build side meets the log.
 #pragma once
 
 #include <cmath>
@@ -23,12 +23,11 @@ struct LogMeasurement {
   double latency_us = NAN;         // when ok
   bool simulated = false;
   std::string arch, device;
-  int line = 0;
 };
 
-// Every measurement line of the log, in file order. Lines that are not valid records (a torn
-// last line after a crash, a damaged one) are skipped with "LOG:LINE: skipped: REASON" in
-// warnings. Lines of another "kind" are ignored. Throws UserError("LOG: no such tuning log").
+// Every measurement of the log, in file order. Lines that are not valid records (a torn last
+// line after a crash, a damaged one) are skipped with "LOG:LINE: skipped: REASON" in warnings;
+// lines of another "kind" are ignored. Throws UserError("LOG: no such tuning log").
 std::vector<LogMeasurement> read_log_measurements(const std::string& path,
                                                   std::vector<std::string>& warnings);
 

@@ -1,0 +1,55 @@
+// The loader runtime inside every pack repeats the launch geometry of codegen's LaunchPlan
+// (it cannot link dietcode); this holds the two copies together.
+#include <gtest/gtest.h>
+
+#include "codegen/generated_kernel.h"
+#include "common/error.h"
+#include "pack/runtime/pack_runtime.h"
+
+namespace dietcode {
+namespace {
+
+TEST(PackRuntimeGrid, MatchesTheLaunchPlanOnEveryShape) {
+  for (int tile_m : {1, 8, 24, 128})
+    for (int tile_n : {4, 64, 96})
+      for (int split_k : {1, 3, 16}) {
+        LaunchPlan plan;
+        plan.tile_m = tile_m, plan.tile_n = tile_n, plan.split_k = split_k;
+        plan.reduce_threads = 256;
+        if (split_k > 1) plan.reduce_entry = "r";
+        dietcode_pack::KernelDesc k{};
+        k.tile_m = tile_m, k.tile_n = tile_n, k.split_k = split_k, k.reduce_threads = 256;
+        k.reduce_entry = split_k > 1 ? "r" : "";
+        for (int64_t batch : {1, 2, 5000})
+          for (int64_t m : {1, 7, 128, 129, 65535 * 128 + 1, int64_t(1) << 26})
+            for (int64_t n : {1, 63, 768, 3072}) {
+              GemmShape shape{batch, m, n, 768};
+              DietcodeArgs a{};
+              a.batch = batch, a.m = m, a.n = n, a.k = 768;
+              int64_t grid[3];
+              bool fits = dietcode_pack::main_grid(k, a, grid);
+              unsigned dims[3];
+              try {
+                plan.grid(shape, dims);
+                ASSERT_TRUE(fits);
+                EXPECT_EQ(grid[0], dims[0]);
+                EXPECT_EQ(grid[1], dims[1]);
+                EXPECT_EQ(grid[2], dims[2]);
+              } catch (const UserError&) {
+                EXPECT_FALSE(fits) << batch << " " << m << " " << n;
+              }
+              EXPECT_EQ(dietcode_pack::workspace_bytes(k, a), plan.workspace_bytes(shape));
+              if (split_k > 1 && fits) {
+                int64_t reduce[3];
+                ASSERT_TRUE(dietcode_pack::reduce_grid(k, a, reduce));
+                plan.reduce_grid(shape, dims);
+                EXPECT_EQ(reduce[0], dims[0]);
+                EXPECT_EQ(reduce[1], dims[1]);
+                EXPECT_EQ(reduce[2], dims[2]);
+              }
+            }
+      }
+}
+
+}  // namespace
+}  // namespace dietcode
