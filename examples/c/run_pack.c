@@ -211,9 +211,11 @@ int main(int argc, char** argv) {
 
   const char* m = manifest();
   char name[256], op_name[256], kind[64], dtype[64], epilogue[64], buf[256];
-  printf("pack %s, built by dietcode %s for %s\n", text(member(m, "name"), name, sizeof name),
-         text(member(m, "tool_version"), buf, sizeof buf),
-         text(element(member(m, "archs"), 0), dtype, sizeof dtype));
+  printf("pack %s, built by dietcode %s for", text(member(m, "name"), name, sizeof name),
+         text(member(m, "tool_version"), buf, sizeof buf));
+  for (int i = 0; element(member(m, "archs"), i); ++i)
+    printf(" %s", text(element(member(m, "archs"), i), buf, sizeof buf));
+  printf("\n");
 
   /* The op: argv[2] unless it is VAR=VALUE, else the first. */
   int arg = 2;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -50,7 +51,8 @@ std::vector<std::string> parse_archs(const std::string& text) {
       arch_number(arch, &specific);
       if (arch.rfind("sm_", 0) != 0) throw UserError("");
     } catch (const UserError&) {
-      throw UserError("--arch: '" + arch + "' is not a GPU arch (expected sm_80, sm_90, sm_90a, ...)");
+      throw UserError("--arch: '" + arch +
+                      "' is not a GPU arch (expected sm_80, sm_90, sm_90a, ...)");
     }
     if (std::find(out.begin(), out.end(), arch) == out.end()) out.push_back(arch);
   }
@@ -94,10 +96,10 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
               "leaves", "depth", "time lost (weighted mean, max)");
   bool untuned = false;
   for (const OpBuildReport& op : r.ops) {
-    std::string lost = op.tuned ? fmt::format("{:.3f} us ({:.2f}%), max {:.3f} us",
-                                              op.quality.mean_regret_us,
-                                              op.quality.mean_regret_pct, op.quality.max_regret_us)
-                                : "untuned";
+    std::string lost =
+        op.tuned ? fmt::format("{:.3f} us ({:.2f}%), max {:.3f} us", op.quality.mean_regret_us,
+                               op.quality.mean_regret_pct, op.quality.max_regret_us)
+                 : "untuned";
     untuned = untuned || !op.tuned;
     std::printf("%-16s %10d %9d %7d %6d %5d  %s\n", op.op.c_str(), op.candidates, op.instances,
                 op.kernels, op.leaves, op.depth, lost.c_str());
@@ -105,8 +107,7 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
       std::printf("  dropped (does not compile): %s\n", why.c_str());
   }
   std::printf("compiled %d kernel(s) for %s in %.2f s; pack compiled in %.2f s\n",
-              r.kernels_compiled, join(archs).c_str(), r.compile_seconds,
-              r.files.compile_seconds);
+              r.kernels_compiled, join(archs).c_str(), r.compile_seconds, r.files.compile_seconds);
   std::printf("wrote %s (%.1f KB) and %s in %.2f s (%s)\n", r.files.library.string().c_str(),
               double(r.files.library_bytes) / 1024.0, r.files.header.string().c_str(),
               r.total_seconds, r.choices.c_str());
@@ -137,21 +138,26 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
   options.jobs = o.jobs;
   options.write.keep_build_dir = o.keep_build_dir;
   bool chatty = !global.quiet && !o.json;
-  if (chatty) options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+  if (chatty)
+    options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
 
   std::vector<std::string> warnings;
   std::unique_ptr<ChoicesProvider> fallback = make_default_choices();
-  std::unique_ptr<ChoicesProvider> choices =
-      o.log.empty() ? make_default_choices()
-                    : make_log_choices(workload, o.log, o.allow_simulated, warnings);
+  std::unique_ptr<ChoicesProvider> from_log =
+      o.log.empty() ? nullptr : make_log_choices(workload, o.log, o.allow_simulated, warnings);
+  ChoicesProvider& choices = from_log ? *from_log : *fallback;
   if (o.log.empty() && !global.quiet)
     std::fprintf(stderr,
                  "no --log given: building an UNTUNED pack from each op's template defaults\n");
 
+  std::string output = o.output.empty() ? "lib" + workload.name + ".so" : o.output;
+  std::filesystem::path folder = std::filesystem::absolute(output).parent_path();
+  if (!std::filesystem::is_directory(folder))
+    throw UserError(output + ": no such folder " + folder.string());
+
   NvrtcCompiler nvrtc;
   CachingCompiler compiler(nvrtc, nvrtc.fingerprint(), default_kernel_cache_dir());
-  std::string output = o.output.empty() ? "lib" + workload.name + ".so" : o.output;
-  PackBuildReport report = build_pack(workload, *choices, *fallback, compiler, output, options);
+  PackBuildReport report = build_pack(workload, choices, *fallback, compiler, output, options);
   if (!global.quiet)
     for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (o.json) {
@@ -168,8 +174,8 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
 
 void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
   auto opts = std::make_shared<BuildOptions>();
-  auto* cmd = app.add_subcommand(
-      "build", "Write the kernel pack libNAME.so and NAME.h (no GPU needed)");
+  auto* cmd =
+      app.add_subcommand("build", "Write the kernel pack libNAME.so and NAME.h (no GPU needed)");
   cmd->add_option("workload", opts->workload, "The workload file (JSON)")->required();
   cmd->add_option("--log", opts->log,
                   "Tuning log (JSON Lines) to take kernels and timings from; without it the "
@@ -196,9 +202,8 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
       "Examples:\n"
       "  dietcode build configs/workloads/bert_base_dense.json --log bert.jsonl\n"
       "  dietcode build w.json --log w.jsonl -o out/libw.so --arch sm_80,sm_90 --max-kernels 4");
-  cmd->callback([opts, &global, &action] {
-    action = [opts, &global] { return run_build(*opts, global); };
-  });
+  cmd->callback(
+      [opts, &global, &action] { action = [opts, &global] { return run_build(*opts, global); }; });
 }
 
 }  // namespace dietcode::cli

@@ -54,7 +54,8 @@ std::string kernel_line(const json& k) {
   std::string regs;
   for (const auto& [arch, entries] : k["resources"].items())
     for (const auto& [entry, r] : entries.items())
-      if (entry == plan["entry"]) regs += fmt::format(", {} regs ({})", r["registers"].get<int>(), arch);
+      if (entry == plan["entry"])
+        regs += fmt::format(", {} regs ({})", r["registers"].get<int>(), arch);
   return fmt::format("{:>4}  {}  tile {}x{}, {} threads, split-K {}{}", k["id"].get<int>(),
                      k["key"].get<std::string>(), plan["tile_m"].get<int>(),
                      plan["tile_n"].get<int>(), plan["threads"].get<int>(),
@@ -64,11 +65,12 @@ std::string kernel_line(const json& k) {
 void print_tree(const json& node, int indent) {
   std::string pad(indent, ' ');
   if (node.contains("kernel")) {
-    std::printf("%skernel %d   %d instance(s); time lost mean %.3f us (%.2f%%), max %.3f us "
-                "(%.2f%%)\n",
-                pad.c_str(), node["kernel"].get<int>(), node.value("instances", 0),
-                node.value("mean_regret_us", 0.0), node.value("mean_regret_pct", 0.0),
-                node.value("max_regret_us", 0.0), node.value("max_regret_pct", 0.0));
+    std::printf(
+        "%skernel %d   %d instance(s); time lost mean %.3f us (%.2f%%), max %.3f us "
+        "(%.2f%%)\n",
+        pad.c_str(), node["kernel"].get<int>(), node.value("instances", 0),
+        node.value("mean_regret_us", 0.0), node.value("mean_regret_pct", 0.0),
+        node.value("max_regret_us", 0.0), node.value("max_regret_pct", 0.0));
     return;
   }
   std::printf("%sif %s <= %lld:\n", pad.c_str(), node["var"].get<std::string>().c_str(),
@@ -79,13 +81,11 @@ void print_tree(const json& node, int indent) {
 }
 
 void print_manifest(const std::string& path, const json& m) {
-  std::printf("pack %s (%s): dietcode %s, ABI %d, CUBIN for %s%s\n",
-              m["name"].get<std::string>().c_str(), path.c_str(),
-              m["tool_version"].get<std::string>().c_str(), m["abi_version"].get<int>(),
-              join(m["archs"]).c_str(),
-              m["ptx_arch"].is_string()
-                  ? (", PTX " + m["ptx_arch"].get<std::string>()).c_str()
-                  : "");
+  std::printf(
+      "pack %s (%s): dietcode %s, ABI %d, CUBIN for %s%s\n", m["name"].get<std::string>().c_str(),
+      path.c_str(), m["tool_version"].get<std::string>().c_str(), m["abi_version"].get<int>(),
+      join(m["archs"]).c_str(),
+      m["ptx_arch"].is_string() ? (", PTX " + m["ptx_arch"].get<std::string>()).c_str() : "");
   std::printf("choices: %s\n", m["choices"].get<std::string>().c_str());
   for (const json& v : m["shape_vars"])
     std::printf("shape variable %s: tuned over [%lld, %lld], %lld value(s)\n",
@@ -102,9 +102,14 @@ void print_manifest(const std::string& path, const json& m) {
     std::printf("  kernels:\n");
     for (const json& k : op["kernels"]) std::printf("  %s\n", kernel_line(k).c_str());
     DecisionTree tree = DecisionTree::from_json(op["tree"]);
-    std::printf("  dispatcher: %d leaf/leaves, depth %d; time lost against the best kernel "
-                "measured on each tuned instance:\n",
-                tree.leaf_count(), tree.depth());
+    if (op["instances"]["values"].empty()) {
+      std::printf("  dispatcher: kernel 0 for every shape (no measurements: untuned)\n");
+      continue;
+    }
+    std::printf(
+        "  dispatcher: %d leaf/leaves, depth %d; time lost against the best kernel "
+        "measured on each tuned instance:\n",
+        tree.leaf_count(), tree.depth());
     print_tree(op["tree"]["root"], 4);
   }
 }
@@ -131,7 +136,8 @@ std::map<std::string, int64_t> parse_shape(const std::string& text, const json& 
       throw UserError("--shape: the pack has no shape variable " + var + " (it has " + known + ")");
     out[var] = value;
   }
-  if (out.empty()) throw UserError("--shape: expected VAR=VALUE[,VAR=VALUE...], got '" + text + "'");
+  if (out.empty())
+    throw UserError("--shape: expected VAR=VALUE[,VAR=VALUE...], got '" + text + "'");
   return out;
 }
 
@@ -155,6 +161,7 @@ json explain(const json& op, const std::vector<int64_t>& values, SelectFn select
   if (from_pack != kernel) out["pack_select"] = from_pack;  // would be a generator bug
   const json& t = op["instances"];
   out["tuned"] = false;
+  out["untuned_op"] = t["values"].empty();
   for (size_t row = 0; row < t["values"].size(); ++row) {
     if (t["values"][row].get<std::vector<int64_t>>() != values) continue;
     const json& lat = t["latency_us"][row];
@@ -170,9 +177,8 @@ json explain(const json& op, const std::vector<int64_t>& values, SelectFn select
           (runner < 0 || lat[k].get<double>() < lat[runner].get<double>()))
         runner = int(k);
     if (runner >= 0)
-      out["runner_up"] = {{"kernel", runner},
-                          {"key", op["kernels"][runner]["key"]},
-                          {"measured_us", lat[runner]}};
+      out["runner_up"] = {
+          {"kernel", runner}, {"key", op["kernels"][runner]["key"]}, {"measured_us", lat[runner]}};
   }
   return out;
 }
@@ -189,8 +195,10 @@ void print_explanation(const json& e, const std::string& shape) {
     std::printf("  WARNING: the pack's own dispatcher picks kernel %d\n",
                 e["pack_select"].get<int>());
   if (!e["tuned"].get<bool>()) {
-    std::printf("  not a tuned instance: no measured time (the tree extends the nearest tuned "
-                "values)\n");
+    std::printf("  %s\n", e["untuned_op"].get<bool>()
+                              ? "no measured time: this op of the pack is untuned"
+                              : "not a tuned instance: no measured time (the tree extends the "
+                                "nearest tuned values)");
     return;
   }
   std::printf("  measured %s; best measured %s", us(e["measured_us"]).c_str(),
@@ -232,8 +240,7 @@ int inspect_pack(const std::string& path, bool as_json, const std::string& shape
       if (v < 1) throw UserError("--shape: values must be 1 or more, got " + std::to_string(v));
     explained.push_back(explain(op, values, pack.select));
   }
-  if (explained.empty())
-    throw UserError("--shape: no op of the pack uses exactly these variables");
+  if (explained.empty()) throw UserError("--shape: no op of the pack uses exactly these variables");
   if (as_json) {
     std::printf("%s\n", json({{"shape", given}, {"ops", explained}}).dump(2).c_str());
   } else {

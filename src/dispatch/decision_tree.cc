@@ -76,9 +76,8 @@ int DecisionTree::depth() const {
 }
 
 int DecisionTree::leaf_count() const {
-  return int(std::count_if(nodes_.begin(), nodes_.end(), [](const TreeNode& n) {
-    return n.leaf();
-  }));
+  return int(
+      std::count_if(nodes_.begin(), nodes_.end(), [](const TreeNode& n) { return n.leaf(); }));
 }
 
 std::vector<int> DecisionTree::compact() {
@@ -188,7 +187,7 @@ DecisionTree DecisionTree::from_json(const json& j) {
     return node[key].get<double>();
   };
   std::function<int(const json&, const std::string&)> read = [&](const json& node,
-                                                                const std::string& path) {
+                                                                 const std::string& path) {
     if (!node.is_object()) throw fail(path, "expected a tree node");
     int at = int(nodes.size());
     nodes.emplace_back();

@@ -19,10 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace dietcode {
 
@@ -40,11 +39,11 @@ struct TreeFitOptions {
 };
 
 struct LeafStats {
-  int instances = 0;         // tuned instances reaching the leaf
-  double weight = 0;         // their total weight
-  double max_regret_us = 0;  // worst time lost on one of them
-  double mean_regret_us = 0; // weighted mean time lost
-  double max_regret_pct = 0; // the same relative to each instance's best time
+  int instances = 0;          // tuned instances reaching the leaf
+  double weight = 0;          // their total weight
+  double max_regret_us = 0;   // worst time lost on one of them
+  double mean_regret_us = 0;  // weighted mean time lost
+  double max_regret_pct = 0;  // the same relative to each instance's best time
   double mean_regret_pct = 0;
 };
 
@@ -52,8 +51,8 @@ struct TreeNode {
   int var = -1;           // split variable; -1 for a leaf
   int64_t threshold = 0;  // values[var] <= threshold goes left
   int left = -1, right = -1;
-  int kernel = -1;        // leaf only: index of the kernel it picks
-  LeafStats stats;        // leaf only
+  int kernel = -1;  // leaf only: index of the kernel it picks
+  LeafStats stats;  // leaf only
   bool leaf() const { return var < 0; }
 };
 
@@ -68,10 +67,10 @@ class DecisionTree {
   const std::vector<std::string>& vars() const { return vars_; }
   const std::vector<TreeNode>& nodes() const { return nodes_; }
 
-  int select(const int64_t* values) const;              // values parallel to vars()
-  std::vector<int> path(const int64_t* values) const;   // node indices, root to leaf
-  std::vector<int> kernels() const;                     // distinct leaf kernels, ascending
-  int depth() const;                                    // edges on the longest path
+  int select(const int64_t* values) const;             // values parallel to vars()
+  std::vector<int> path(const int64_t* values) const;  // node indices, root to leaf
+  std::vector<int> kernels() const;                    // distinct leaf kernels, ascending
+  int depth() const;                                   // edges on the longest path
   int leaf_count() const;
 
   // Renumbers leaf kernels to 0..n-1 in ascending order of their old index and returns the

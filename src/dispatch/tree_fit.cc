@@ -47,8 +47,8 @@ struct SubsetState {
 };
 
 SubsetState subset_state(const RegretTable& t, const std::vector<int>& subset) {
-  SubsetState s{std::vector<double>(t.instances(), kInf),
-                std::vector<double>(t.instances(), kInf), std::vector<int>(t.instances(), -1)};
+  SubsetState s{std::vector<double>(t.instances(), kInf), std::vector<double>(t.instances(), kInf),
+                std::vector<int>(t.instances(), -1)};
   for (int i = 0; i < t.instances(); ++i)
     for (int k : subset) {
       if (!t.known(i, k)) continue;
@@ -114,8 +114,8 @@ std::vector<int> choose_kernel_subset(const std::vector<TreeSample>& samples, in
       for (int k = 0; k < n_kernels; ++k) {
         if (in[k]) continue;
         Cost c = cost_with(t, without, k);
-        if (better(c, swap_cost, noise(swap_cost.us))) out_pos = int(pos), in_kernel = k,
-                                                       swap_cost = c;
+        if (better(c, swap_cost, noise(swap_cost.us)))
+          out_pos = int(pos), in_kernel = k, swap_cost = c;
       }
     }
     if (out_pos < 0) break;
@@ -200,9 +200,8 @@ class TreeGrower {
   };
   Axis axis(const std::vector<int>& idx, int d) const {
     std::vector<int> order = idx;
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-      return samples_[a].values[d] < samples_[b].values[d];
-    });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return samples_[a].values[d] < samples_[b].values[d]; });
     Axis out;
     Sums left = empty_sums();
     for (size_t p = 0; p + 1 < order.size(); ++p) {

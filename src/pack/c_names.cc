@@ -25,8 +25,8 @@ std::string wrapper_name(const Workload& workload, const OpSpec& op) {
     if (&other == &op) break;
     if (c_identifier(workload.name + "_" + other.name) == name)
       throw UserError(workload.source + ": ops[" + std::to_string(&op - workload.ops.data()) +
-                      "].name: " + other.name + " and " + op.name +
-                      " both become the C function " + name + "; rename one");
+                      "].name: " + other.name + " and " + op.name + " both become the C function " +
+                      name + "; rename one");
   }
   return name;
 }
@@ -58,8 +58,6 @@ std::vector<std::string> shape_parameter_names(const OpSpec& op) {
   return out;
 }
 
-const char* c_element_type(DType dtype) {
-  return dtype == DType::kFloat32 ? "float" : "uint16_t";
-}
+const char* c_element_type(DType dtype) { return dtype == DType::kFloat32 ? "float" : "uint16_t"; }
 
 }  // namespace dietcode

@@ -38,8 +38,7 @@ class ChoicesProvider {
 // this workload and allow_simulated is false, or when it cannot be read. Lines it skips are
 // described in `warnings`.
 std::unique_ptr<ChoicesProvider> make_log_choices(const Workload& workload,
-                                                  const std::string& log_path,
-                                                  bool allow_simulated,
+                                                  const std::string& log_path, bool allow_simulated,
                                                   std::vector<std::string>& warnings);
 
 std::unique_ptr<ChoicesProvider> make_default_choices();

@@ -15,8 +15,8 @@ class DefaultChoices : public ChoicesProvider {
     std::vector<const TemplateSpace*> spaces = template_spaces_for(op);
     if (spaces.empty())
       throw UserError(workload.source + ": ops[" + std::to_string(&op - workload.ops.data()) +
-                      "]: no kernel template computes " +
-                      to_string(op.kind) + " " + to_string(op.dtype));
+                      "]: no kernel template computes " + to_string(op.kind) + " " +
+                      to_string(op.dtype));
     OpChoices out;
     out.candidates.push_back(spaces.front()->defaults());
     return out;

@@ -17,9 +17,7 @@
 namespace dietcode {
 namespace {
 
-bool disqualifies(const std::string& status) {
-  return status != "ok" && status != "timeout";
-}
+bool disqualifies(const std::string& status) { return status != "ok" && status != "timeout"; }
 
 std::string join(const std::set<std::string>& items) {
   std::string out;
@@ -62,8 +60,8 @@ class LogChoices : public ChoicesProvider {
         continue;
       }
       const GemmShape& g = instances[at->second].gemm;
-      if (m.has_gemm && (m.gemm[0] != g.batch || m.gemm[1] != g.M || m.gemm[2] != g.N ||
-                         m.gemm[3] != g.K)) {
+      if (m.has_gemm &&
+          (m.gemm[0] != g.batch || m.gemm[1] != g.M || m.gemm[2] != g.N || m.gemm[3] != g.K)) {
         ++stale;
         continue;
       }
@@ -111,8 +109,7 @@ class LogChoices : public ChoicesProvider {
 }  // namespace
 
 std::unique_ptr<ChoicesProvider> make_log_choices(const Workload& workload,
-                                                  const std::string& log_path,
-                                                  bool allow_simulated,
+                                                  const std::string& log_path, bool allow_simulated,
                                                   std::vector<std::string>& warnings) {
   std::vector<LogMeasurement> all = read_log_measurements(log_path, warnings);
   std::vector<LogMeasurement> mine;

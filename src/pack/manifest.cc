@@ -28,8 +28,8 @@ static json time_us(double us) {
 }
 
 static json shape_var_json(const ShapeVar& var) {
-  json j = {{"name", var.name}, {"min", var.min()}, {"max", var.max()},
-            {"count", var.values.size()}};
+  json j = {
+      {"name", var.name}, {"min", var.min()}, {"max", var.max()}, {"count", var.values.size()}};
   if (int64_t(var.values.size()) != var.max() - var.min() + 1) j["values"] = var.values;
   return j;
 }
@@ -78,7 +78,9 @@ static json instances_json(const InstanceTable& t) {
   json best = json::array(), weight = json::array();
   for (double v : t.best_us) best.push_back(time_us(v));
   for (double w : t.weight) weight.push_back(std::round(w * 1e9) / 1e9);
-  json j = {{"values", t.values}, {"weight", weight}, {"best_us", best},
+  json j = {{"values", t.values},
+            {"weight", weight},
+            {"best_us", best},
             {"latency_us", rows(t.latency_us)}};
   if (!t.predicted_us.empty()) j["predicted_us"] = rows(t.predicted_us);
   return j;
@@ -107,7 +109,8 @@ static json op_json(const Workload& workload, const PackOp& p) {
     j["dilation"] = {op.dilation[0], op.dilation[1]};
   }
   json kernels = json::array();
-  for (size_t i = 0; i < p.kernels.size(); ++i) kernels.push_back(kernel_json(int(i), p.kernels[i]));
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    kernels.push_back(kernel_json(int(i), p.kernels[i]));
   j["kernels"] = kernels;
   j["tree"] = p.tree.to_json();
   j["instances"] = instances_json(p.instances);

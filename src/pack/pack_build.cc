@@ -23,12 +23,12 @@ struct OpState {
   const OpSpec* op = nullptr;
   OpChoices choices;
   bool tuned = false;
-  std::set<int> excluded;                    // candidates that do not compile
-  std::map<int, PackKernel> built;           // candidate -> generated and compiled
-  std::map<int, std::string> failures;       // candidate -> why it was dropped
-  DecisionTree tree;                         // leaves are candidate indices until packed
-  std::vector<int> kept;                     // sample rows the tree was fitted on
-  std::vector<int> ids;                      // pack kernel id -> candidate
+  std::set<int> excluded;               // candidates that do not compile
+  std::map<int, PackKernel> built;      // candidate -> generated and compiled
+  std::map<int, std::string> failures;  // candidate -> why it was dropped
+  DecisionTree tree;                    // leaves are candidate indices until packed
+  std::vector<int> kept;                // sample rows the tree was fitted on
+  std::vector<int> ids;                 // pack kernel id -> candidate
 };
 
 // The samples with the excluded candidates' times hidden, and the rows that keep any time.
@@ -56,8 +56,7 @@ std::vector<TreeSample> usable_samples(const OpState& s, std::vector<int>* rows)
 void fit(OpState& s, const TreeFitOptions& options) {
   if (s.choices.samples.empty()) {
     if (s.excluded.count(0))
-      throw UserError("op " + s.op->name + ": its only kernel does not compile: " +
-                      s.failures[0]);
+      throw UserError("op " + s.op->name + ": its only kernel does not compile: " + s.failures[0]);
     s.tree = DecisionTree::constant(s.op->vars, 0);
     s.kept.clear();
     return;
@@ -132,7 +131,8 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     s.tuned = !s.choices.candidates.empty() && !s.choices.samples.empty();
     if (!s.tuned) {
       s.choices = fallback.choices(workload, *s.op);
-      log("op " + s.op->name + ": no timings, so " + fallback.description() + ": one kernel");
+      if (&choices != &fallback)
+        log("op " + s.op->name + ": no timings, so " + fallback.description() + ": one kernel");
     }
     any_tuned = any_tuned || s.tuned;
     any_untuned = any_untuned || !s.tuned;

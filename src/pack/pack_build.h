@@ -24,19 +24,19 @@ namespace dietcode {
 struct PackBuildOptions {
   std::vector<std::string> archs = {"sm_90"};
   TreeFitOptions tree = {8, 10, 0.0};  // at most 8 kernels per op by default
-  int jobs = 0;                         // parallel compiles; 0 = one per core
+  int jobs = 0;                        // parallel compiles; 0 = one per core
   PackWriteOptions write;
   std::function<void(const std::string&)> log;  // progress lines for people
 };
 
 struct OpBuildReport {
   std::string op;
-  bool tuned = false;   // false: the fallback's choice
-  int candidates = 0;   // kernels with timings
-  int instances = 0;    // tuned instances with any timing
-  int kernels = 0;      // in the pack
+  bool tuned = false;  // false: the fallback's choice
+  int candidates = 0;  // kernels with timings
+  int instances = 0;   // tuned instances with any timing
+  int kernels = 0;     // in the pack
   int leaves = 0, depth = 0;
-  TreeQuality quality;  // over the tuned instances
+  TreeQuality quality;               // over the tuned instances
   std::vector<std::string> dropped;  // kernels that did not compile: "KEY: first log line"
 };
 

@@ -24,7 +24,7 @@ struct PackKernel {
 // The tuned instances of an op as the pack's kernels see them, kept in the manifest so that
 // `inspect --shape` can show the measured time of the chosen kernel and of the runner-up.
 struct InstanceTable {
-  std::vector<std::vector<int64_t>> values;       // parallel to the op's vars
+  std::vector<std::vector<int64_t>> values;  // parallel to the op's vars
   std::vector<double> weight;
   std::vector<double> best_us;                    // best measured over every kernel tuned
   std::vector<std::vector<double>> latency_us;    // [instance][pack kernel], NaN = unknown

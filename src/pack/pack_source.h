@@ -17,16 +17,16 @@
 namespace dietcode {
 
 struct PackBlob {
-  std::string file;   // name in the build folder
+  std::string file;  // name in the build folder
   std::string bytes;
   bool nul_terminated = false;  // PTX and the manifest are read as C strings
 };
 
 struct PackSources {
   std::vector<PackBlob> blobs;
-  std::string translation_unit;  // refers to each blob as BUILD_DIR/file
-  std::string header;            // NAME.h: the C ABI and the typed wrappers, C99 and C++
-  std::string version_script;    // exports the ABI and the wrappers, nothing else
+  std::string translation_unit;       // refers to each blob as BUILD_DIR/file
+  std::string header;                 // NAME.h: the C ABI and the typed wrappers, C99 and C++
+  std::string version_script;         // exports the ABI and the wrappers, nothing else
   std::vector<std::string> exported;  // the symbols it exports, sorted
 };
 

@@ -54,8 +54,10 @@ class BuildDir {
 
 std::string find_cuda_include(const std::string& requested) {
   std::vector<std::string> candidates;
-  if (!requested.empty()) candidates = {requested};
-  else candidates = {DIETCODE_CUDA_INCLUDE_DIR, "/usr/local/cuda/include"};
+  if (!requested.empty())
+    candidates = {requested};
+  else
+    candidates = {DIETCODE_CUDA_INCLUDE_DIR, "/usr/local/cuda/include"};
   std::error_code ec;
   for (const std::string& dir : candidates)
     if (fs::exists(fs::path(dir) / "cudaTypedefs.h", ec)) return dir;
@@ -65,8 +67,8 @@ std::string find_cuda_include(const std::string& requested) {
 
 // The same bytes under `dest`, by way of a temporary name beside it and a rename.
 void install(const fs::path& from, const fs::path& dest, bool executable) {
-  fs::path tmp = dest.parent_path() /
-                 ("." + dest.filename().string() + ".tmp-" + std::to_string(getpid()));
+  fs::path tmp =
+      dest.parent_path() / ("." + dest.filename().string() + ".tmp-" + std::to_string(getpid()));
   std::error_code ec;
   fs::copy_file(from, tmp, fs::copy_options::overwrite_existing, ec);
   auto read = fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
@@ -105,20 +107,36 @@ PackFiles write_pack(const PackRequest& request, const fs::path& library,
   write_file(dir.path() / "exports.map", src.version_script);
   write_file(dir.path() / files.header.filename(), src.header);
 
-  std::vector<std::string> argv = {
-      options.cxx, "-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
-      "-fvisibility-inlines-hidden", "-frandom-seed=dietcode-pack", "-Iinclude", "-I.",
-      "-isystem", find_cuda_include(options.cuda_include_dir), "pack.cc", "pack_runtime.cc",
-      "-o", library_name, "-s", "-Wl,--version-script=exports.map", "-Wl,--build-id=none",
-      "-Wl,-soname," + library_name, "-Wl,-z,defs", "-Wl,--as-needed", "-ldl"};
+  std::vector<std::string> argv = {options.cxx,
+                                   "-std=c++17",
+                                   "-O2",
+                                   "-fPIC",
+                                   "-shared",
+                                   "-fvisibility=hidden",
+                                   "-fvisibility-inlines-hidden",
+                                   "-frandom-seed=dietcode-pack",
+                                   "-Iinclude",
+                                   "-I.",
+                                   "-isystem",
+                                   find_cuda_include(options.cuda_include_dir),
+                                   "pack.cc",
+                                   "pack_runtime.cc",
+                                   "-o",
+                                   library_name,
+                                   "-s",
+                                   "-Wl,--version-script=exports.map",
+                                   "-Wl,--build-id=none",
+                                   "-Wl,-soname," + library_name,
+                                   "-Wl,-z,defs",
+                                   "-Wl,--as-needed",
+                                   "-ldl"};
   ProcessResult r = run_process(argv, dir.path().string());
   if (!r.started)
     throw EnvironmentError("cannot run the host C++ compiler '" + options.cxx + "': " + r.error +
                            " (a pack is compiled with it; install g++ or clang++)");
   if (r.exit_code != 0)
-    throw std::runtime_error("the generated pack does not compile (" + options.cxx +
-                             " exit " + std::to_string(r.exit_code) + "):\n" +
-                             r.output.substr(0, 4000));
+    throw std::runtime_error("the generated pack does not compile (" + options.cxx + " exit " +
+                             std::to_string(r.exit_code) + "):\n" + r.output.substr(0, 4000));
   install(dir.path() / files.header.filename(), files.header, false);
   install(dir.path() / library_name, files.library, true);
   files.library_bytes = fs::file_size(files.library);

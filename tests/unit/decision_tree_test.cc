@@ -1,6 +1,7 @@
 #include "dispatch/decision_tree.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -8,7 +9,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <unistd.h>
 
 #include "common/error.h"
 
@@ -220,9 +220,8 @@ TEST(DecisionTree, NeverPicksAKernelWithNoTimeOnAnInstanceItServes) {
 }
 
 TEST(DecisionTree, ExplainsWhenNoSubsetCoversEveryInstance) {
-  auto samples = samples_1d(1, 4, 2, [](int k, int64_t t) {
-    return (t <= 2) == (k == 0) ? 1.0 : kNaN;
-  });
+  auto samples =
+      samples_1d(1, 4, 2, [](int k, int64_t t) { return (t <= 2) == (k == 0) ? 1.0 : kNaN; });
   TreeFitOptions one;
   one.max_kernels = 1;
   try {

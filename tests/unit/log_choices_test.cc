@@ -30,8 +30,8 @@ class LogChoicesTest : public ::testing::Test {
 
   MicroKernel mk(int bk) { return {"dense_f32", {{"BK", bk}}}; }
 
-  void add(const MicroKernel& k, int64_t t, MeasureStatus status, double us,
-           bool simulated = false, int64_t n = 64) {
+  void add(const MicroKernel& k, int64_t t, MeasureStatus status, double us, bool simulated = false,
+           int64_t n = 64) {
     TuningRecord r;
     r.workload = "w";
     r.op = "d";
@@ -69,7 +69,7 @@ TEST_F(LogChoicesTest, LatestTimePerKernelAndInstance) {
   OpChoices c = choices();
   ASSERT_EQ(c.candidates.size(), 2u);
   EXPECT_EQ(c.candidates[0].key(), "dense_f32:BK=16");  // ordered by key
-  ASSERT_EQ(c.samples.size(), 2u);                    // T = 3, 4 have no time
+  ASSERT_EQ(c.samples.size(), 2u);                      // T = 3, 4 have no time
   EXPECT_EQ(c.samples[0].values, std::vector<int64_t>{1});
   EXPECT_DOUBLE_EQ(c.samples[0].latency_us[1], 4.5);
   EXPECT_DOUBLE_EQ(c.samples[0].latency_us[0], 4.0);
@@ -97,10 +97,12 @@ TEST_F(LogChoicesTest, IgnoresOtherShapesAndStaleDefinitions) {
   OpChoices c = choices();
   EXPECT_EQ(c.samples.size(), 1u);
   ASSERT_EQ(warnings_.size(), 2u);
-  EXPECT_EQ(warnings_[0], log_ + ": op d: 1 record(s) for shapes that are not instances of the "
-                                 "workload ignored");
-  EXPECT_EQ(warnings_[1], log_ + ": op d: 1 record(s) measured for another definition of the "
-                                 "op ignored");
+  EXPECT_EQ(warnings_[0], log_ +
+                              ": op d: 1 record(s) for shapes that are not instances of the "
+                              "workload ignored");
+  EXPECT_EQ(warnings_[1], log_ +
+                              ": op d: 1 record(s) measured for another definition of the "
+                              "op ignored");
 }
 
 TEST_F(LogChoicesTest, RefusesSimulatedMeasurementsUnlessAllowed) {
@@ -110,9 +112,10 @@ TEST_F(LogChoicesTest, RefusesSimulatedMeasurementsUnlessAllowed) {
     FAIL();
   } catch (const UserError& e) {
     EXPECT_EQ(std::string(e.what()),
-              log_ + ": 1 measurement(s) come from a simulated device (dietcode tune "
-                     "--simulate), a test double, not a GPU; pass --allow-simulated to build "
-                     "from them anyway");
+              log_ +
+                  ": 1 measurement(s) come from a simulated device (dietcode tune "
+                  "--simulate), a test double, not a GPU; pass --allow-simulated to build "
+                  "from them anyway");
   }
   OpChoices c = choices(true);
   EXPECT_EQ(c.candidates.size(), 1u);

@@ -18,7 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Workload workload(const std::string& ops, const std::string& vars = R"("T": {"min": 1, "max": 8})") {
+Workload workload(const std::string& ops,
+                  const std::string& vars = R"("T": {"min": 1, "max": 8})") {
   return parse_workload(R"({"name": "w", "shape_vars": {)" + vars + R"(}, "ops": [)" + ops + "]}",
                         "w.json");
 }
@@ -32,29 +33,29 @@ TEST(PackSource, WrapperPrototypes) {
   Workload w = workload(
       R"({"name": "fc1", "op": "dense", "dtype": "float32", "M": "16*T", "N": 64, "K": 32,
           "epilogue": "bias_gelu"},
-         {"name": "att", "op": "batch_matmul", "dtype": "bfloat16", "B": "B", "M": "T",
+         {"name": "att", "op": "batch_matmul", "dtype": "bfloat16", "B": "values", "M": "T",
           "N": "T", "K": 64})",
-      R"("B": {"values": [1, 2]}, "T": {"min": 1, "max": 8})");
+      R"("values": {"values": [1, 2]}, "T": {"min": 1, "max": 8})");
   EXPECT_EQ(wrapper_prototype(w, w.ops[0]),
             "int w_fc1(const float* X, const float* W, const float* bias, float* Y, int64_t T, "
             "void* stream)");
-  // The shape variable B would clash with the tensor B.
+  // A shape variable called "values" would clash with the wrapper's local array.
   EXPECT_EQ(wrapper_prototype(w, w.ops[1]),
-            "int w_att(const uint16_t* A, const uint16_t* B, uint16_t* Y, int64_t B_value, "
+            "int w_att(const uint16_t* A, const uint16_t* B, uint16_t* Y, int64_t values_value, "
             "int64_t T, void* stream)");
 }
 
-TEST(PackSource, WrapperNamesMustBeDistinctCIdentifiers) {
-  Workload w = workload(
-      R"({"name": "a-b", "op": "dense", "dtype": "float32", "M": "T", "N": 8, "K": 8},
-         {"name": "a_b", "op": "dense", "dtype": "float32", "M": "T", "N": 8, "K": 8})");
-  EXPECT_EQ(wrapper_name(w, w.ops[0]), "w_a_b");
+TEST(PackSource, WrapperNamesMayNotClashWithTheAbi) {
+  Workload w = parse_workload(R"({"name": "dietcode", "shape_vars": {"T": {"min": 1, "max": 2}},
+      "ops": [{"name": "select", "op": "dense", "dtype": "float32", "M": "T", "N": 8, "K": 8}]})",
+                              "w.json");
   try {
-    wrapper_name(w, w.ops[1]);
+    wrapper_name(w, w.ops[0]);
     FAIL();
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(), "w.json: ops[1].name: a-b and a_b both become the C function w_a_b; "
-                           "rename one");
+    EXPECT_STREQ(e.what(),
+                 "w.json: ops[0].name: the pack function dietcode_select would clash "
+                 "with the pack ABI (dietcode_*); rename the workload or op");
   }
 }
 
@@ -68,12 +69,12 @@ TEST(PackSource, HeaderPathSitsBesideTheLibrary) {
 TEST(PackSource, ShapeFunctionsAgreeWithTheWorkload) {
   Workload w = workload(
       R"({"name": "d", "op": "dense", "dtype": "float32", "M": "16*T + 3", "N": 64, "K": "2*T"},
-         {"name": "bmm", "op": "batch_matmul", "dtype": "float32", "B": "B", "M": "B*T",
+         {"name": "bmm", "op": "batch_matmul", "dtype": "float32", "B": "Bs", "M": "Bs*T",
           "N": 32, "K": "T + 1", "transpose_b": true},
-         {"name": "conv", "op": "conv2d", "dtype": "float32", "layout": "NHWC", "N": "B",
+         {"name": "conv", "op": "conv2d", "dtype": "float32", "layout": "NHWC", "N": "Bs",
           "H": "T + 6", "W": 9, "C": 3, "K": 8, "R": 3, "S": 2, "stride": [2, 1],
           "pad": [1, 0], "dilation": [1, 2]})",
-      R"("B": {"values": [1, 3]}, "T": {"min": 1, "max": 5})");
+      R"("Bs": {"values": [1, 3]}, "T": {"min": 1, "max": 5})");
   fs::path dir = fs::temp_directory_path() / ("dietcode_shape_c_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::ofstream c(dir / "shape.c");
@@ -85,8 +86,8 @@ TEST(PackSource, ShapeFunctionsAgreeWithTheWorkload) {
   for (size_t i = 0; i < w.ops.size(); ++i)
     for (int64_t b : {1, 3, 4})
       for (int64_t t = 1; t <= 7; ++t) {
-        std::vector<int64_t> values = w.ops[i].vars.size() == 1 ? std::vector<int64_t>{t}
-                                                                : std::vector<int64_t>{b, t};
+        std::vector<int64_t> values =
+            w.ops[i].vars.size() == 1 ? std::vector<int64_t>{t} : std::vector<int64_t>{b, t};
         cases.push_back({i, values});
         c << "  v[0] = " << values[0] << "; v[1] = " << (values.size() > 1 ? values[1] : 0)
           << "; shape_" << i << "(v, &a);\n"

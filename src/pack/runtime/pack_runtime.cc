@@ -80,8 +80,8 @@ int check_values(const OpDesc& op, const int64_t* values, int n_values) {
     return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: shape_values is NULL", op.name);
   for (int i = 0; i < op.n_vars; ++i)
     if (values[i] < 1)
-      return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: shape value %s = %lld is below 1",
-                  op.name, op.var_names[i], (long long)values[i]);
+      return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: shape value %s = %lld is below 1", op.name,
+                  op.var_names[i], (long long)values[i]);
   return DIETCODE_OK;
 }
 
@@ -336,7 +336,9 @@ int load_kernel(const OpDesc& op, int index, const ContextState& s, LoadedKernel
   return DIETCODE_OK;
 }
 
-bool aligned(const void* p, int bytes) { return bytes <= 1 || uintptr_t(p) % uintptr_t(bytes) == 0; }
+bool aligned(const void* p, int bytes) {
+  return bytes <= 1 || uintptr_t(p) % uintptr_t(bytes) == 0;
+}
 
 int launch(const OpDesc& op, const LoadedKernel& fn, const KernelDesc& k, DietcodeArgs& a,
            const int64_t grid[3], CUstream stream, const ContextState& s) {
@@ -378,8 +380,8 @@ int launch(const OpDesc& op, const LoadedKernel& fn, const KernelDesc& k, Dietco
 
 }  // namespace
 
-int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values,
-              int n_values, void* stream) {
+int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values, int n_values,
+              void* stream) {
   try {
     // Everything about the call is checked before the driver is touched.
     if (!args) return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: args is NULL", op.name);
@@ -396,9 +398,10 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
     std::memset(&a, 0, sizeof a);
     op.fill_shape(values, &a);
     if (a.batch < 0 || a.m < 0 || a.n < 0 || a.k < 0)
-      return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: these shape values give a negative "
-                  "dimension (batch %lld, M %lld, N %lld, K %lld)", op.name, a.batch, a.m, a.n,
-                  a.k);
+      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                  "op %s: these shape values give a negative "
+                  "dimension (batch %lld, M %lld, N %lld, K %lld)",
+                  op.name, a.batch, a.m, a.n, a.k);
     if (a.batch == 0 || a.m == 0 || a.n == 0) return DIETCODE_OK;  // an empty output
 
     int index = op.select(values);
@@ -414,8 +417,8 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
     int64_t grid[3], unused[3];
     if (!main_grid(k, a, grid) || (k.split_k > 1 && !reduce_grid(k, a, unused)))
       return fail(DIETCODE_ERR_INVALID_ARGUMENT,
-                  "op %s: the shape is too large for kernel %d (grid %lld x %lld x %lld)",
-                  op.name, index, (long long)grid[0], (long long)grid[1], (long long)grid[2]);
+                  "op %s: the shape is too large for kernel %d (grid %lld x %lld x %lld)", op.name,
+                  index, (long long)grid[0], (long long)grid[1], (long long)grid[2]);
     a.a = args[0];
     a.b = args[1];
     a.bias = op.bias_arg >= 0 ? args[op.bias_arg] : nullptr;
@@ -453,9 +456,7 @@ DIETCODE_PACK_EXPORT int dietcode_abi_version(void) { return DIETCODE_ABI_VERSIO
 
 DIETCODE_PACK_EXPORT const char* dietcode_manifest(void) { return kPack.manifest; }
 
-DIETCODE_PACK_EXPORT const char* dietcode_last_error(void) {
-  return dietcode_pack::g_last_error;
-}
+DIETCODE_PACK_EXPORT const char* dietcode_last_error(void) { return dietcode_pack::g_last_error; }
 
 DIETCODE_PACK_EXPORT int dietcode_select(const char* op, const int64_t* shape_values,
                                          int n_values) {
@@ -467,8 +468,7 @@ DIETCODE_PACK_EXPORT int dietcode_select(const char* op, const int64_t* shape_va
 }
 
 DIETCODE_PACK_EXPORT int dietcode_launch(const char* op, void* const* args, int n_args,
-                                         const int64_t* shape_values, int n_values,
-                                         void* stream) {
+                                         const int64_t* shape_values, int n_values, void* stream) {
   if (!op) return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op is NULL");
   const dietcode_pack::OpDesc* d = dietcode_pack::find_op(op);
   if (!d) return dietcode_pack::unknown_op(op);

@@ -34,8 +34,8 @@ struct CubinImage {
 
 /* One kernel: how to launch it (the launch plan dietcode generated it with) and its binaries. */
 struct KernelDesc {
-  const char* entry;         /* extern "C" __global__ name */
-  const char* reduce_entry;  /* split-K reduction entry, "" when the main kernel writes C */
+  const char* entry;        /* extern "C" __global__ name */
+  const char* reduce_entry; /* split-K reduction entry, "" when the main kernel writes C */
   int threads;
   int dynamic_smem_bytes;
   int tile_m, tile_n;
@@ -57,7 +57,7 @@ struct OpDesc {
   int elem_bytes; /* of every tensor */
   const char* const* var_names;
   int n_vars;
-  int (*select)(const int64_t* values);                   /* kernel index */
+  int (*select)(const int64_t* values);                          /* kernel index */
   void (*fill_shape)(const int64_t* values, DietcodeArgs* args); /* batch, m, n, k, strides, conv */
   const KernelDesc* kernels;
   int n_kernels;
@@ -75,8 +75,8 @@ extern const PackDesc kPack;
 
 /* dietcode_launch for an op already found: what the typed wrappers call, so a wrapper never
  * goes through an exported symbol another library could interpose. */
-int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values,
-              int n_values, void* stream);
+int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values, int n_values,
+              void* stream);
 
 /* The launch geometry of LaunchPlan (codegen/launch_plan.cc), repeated here so the pack needs
  * nothing from dietcode at run time (a test checks the two agree):
