@@ -292,30 +292,23 @@ std::string available_archs(const KernelDesc& k) {
   return out;
 }
 
-// The CUBIN built for this GPU or the nearest older minor revision of its major; else the PTX
-// when the GPU is at least as new as its virtual arch (the driver compiles it); else nothing.
 int load_kernel(const OpDesc& op, int index, const ContextState& s, LoadedKernel* out) {
   const Driver& d = driver();
   const KernelDesc& k = op.kernels[index];
-  const CubinImage* best = nullptr;
-  for (int i = 0; i < k.n_cubins; ++i) {
-    const CubinImage& c = k.cubins[i];
-    bool runs = c.arch_specific ? c.cc == s.cc : (c.cc / 10 == s.cc / 10 && c.cc <= s.cc);
-    if (runs && (!best || c.cc > best->cc || (c.cc == best->cc && c.arch_specific))) best = &c;
-  }
-  const void* image = best ? static_cast<const void*>(best->data) : nullptr;
-  if (!image && k.ptx && k.ptx_cc <= s.cc) image = k.ptx;
-  if (!image)
+  int pick = pick_image(k, s.cc);
+  if (pick == kNoImage)
     return fail(DIETCODE_ERR_ARCH_MISMATCH,
                 "op %s: kernel %d has no binary for this GPU (sm_%d); the pack has %s", op.name,
                 index, s.cc, available_archs(k).c_str());
+  const void* image = pick == kUsePtx ? static_cast<const void*>(k.ptx)
+                                      : static_cast<const void*>(k.cubins[pick].data);
   char jit_log[2048] = "";
   CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* values[] = {jit_log, reinterpret_cast<void*>(uintptr_t(sizeof jit_log))};
   CUmodule module;
   CUresult r = d.ModuleLoadDataEx(&module, image, 2, options, values);
   if (r != CUDA_SUCCESS) {
-    int code = cuda_fail(r, best ? "loading the CUBIN" : "compiling the PTX", op.name);
+    int code = cuda_fail(r, pick == kUsePtx ? "compiling the PTX" : "loading the CUBIN", op.name);
     if (jit_log[0]) {
       size_t used = std::strlen(g_last_error);
       std::snprintf(g_last_error + used, sizeof g_last_error - used, ": %s", jit_log);

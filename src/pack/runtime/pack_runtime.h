@@ -78,6 +78,26 @@ extern const PackDesc kPack;
 int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values, int n_values,
               void* stream);
 
+/* Which binary of a kernel runs on a GPU of compute capability cc (90 for 9.0): the CUBIN
+ * built for it or for the nearest older minor revision of its major (an arch-specific one,
+ * sm_90a, only on exactly its own), else the PTX when the GPU is at least as new as the PTX's
+ * virtual arch (the driver compiles it), else none. */
+constexpr int kUsePtx = -1;
+constexpr int kNoImage = -2;
+
+inline int pick_image(const KernelDesc& k, int cc) {
+  int best = -1;
+  for (int i = 0; i < k.n_cubins; ++i) {
+    const CubinImage& c = k.cubins[i];
+    bool runs = c.arch_specific ? c.cc == cc : (c.cc / 10 == cc / 10 && c.cc <= cc);
+    if (!runs) continue;
+    const CubinImage* b = best >= 0 ? &k.cubins[best] : nullptr;
+    if (!b || c.cc > b->cc || (c.cc == b->cc && c.arch_specific)) best = i;
+  }
+  if (best >= 0) return best;
+  return k.ptx && k.ptx_cc <= cc ? kUsePtx : kNoImage;
+}
+
 /* The launch geometry of LaunchPlan (codegen/launch_plan.cc), repeated here so the pack needs
  * nothing from dietcode at run time (a test checks the two agree):
  *   main:   grid (ceil(n / tile_n), min(ceil(m / tile_m), 65535), batch * split_k), block

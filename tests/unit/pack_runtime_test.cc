@@ -1,10 +1,11 @@
-// The loader runtime inside every pack repeats the launch geometry of codegen's LaunchPlan
-// (it cannot link dietcode); this holds the two copies together.
+// The host-only logic of the loader runtime inside every pack: the launch geometry, which
+// repeats codegen's LaunchPlan (the pack cannot link dietcode), and the choice of binary.
+#include "pack/runtime/pack_runtime.h"
+
 #include <gtest/gtest.h>
 
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
-#include "pack/runtime/pack_runtime.h"
 
 namespace dietcode {
 namespace {
@@ -55,6 +56,31 @@ TEST(PackRuntimeGrid, MatchesTheLaunchPlanOnEveryShape) {
               }
             }
       }
+}
+
+TEST(PackRuntimeArch, PicksTheCubinForTheGpuElsePtxElseNothing) {
+  const unsigned char bytes[1] = {0};
+  const dietcode_pack::CubinImage cubins[] = {
+      {80, false, bytes, 1}, {90, false, bytes, 1}, {90, true, bytes, 1}};
+  dietcode_pack::KernelDesc k{};
+  k.cubins = cubins;
+  k.n_cubins = 3;
+  k.ptx = "ptx";
+  k.ptx_cc = 90;
+  EXPECT_EQ(dietcode_pack::pick_image(k, 80), 0);
+  EXPECT_EQ(dietcode_pack::pick_image(k, 86), 0);  // sm_80 SASS runs on 8.6
+  EXPECT_EQ(dietcode_pack::pick_image(k, 89), 0);
+  EXPECT_EQ(dietcode_pack::pick_image(k, 90), 2);  // sm_90a preferred on exactly 9.0
+  EXPECT_EQ(dietcode_pack::pick_image(k, 100), dietcode_pack::kUsePtx);  // newer: JIT
+  EXPECT_EQ(dietcode_pack::pick_image(k, 120), dietcode_pack::kUsePtx);
+  EXPECT_EQ(dietcode_pack::pick_image(k, 75), dietcode_pack::kNoImage);  // older: mismatch
+  k.n_cubins = 1;  // sm_80 only, PTX compute_90
+  EXPECT_EQ(dietcode_pack::pick_image(k, 90), dietcode_pack::kUsePtx);
+  EXPECT_EQ(dietcode_pack::pick_image(k, 87), 0);
+  k.ptx = nullptr;
+  EXPECT_EQ(dietcode_pack::pick_image(k, 90), dietcode_pack::kNoImage);
+  k.cubins = cubins + 2;  // sm_90a alone does not run on 9.x other than 9.0
+  EXPECT_EQ(dietcode_pack::pick_image(k, 91), dietcode_pack::kNoImage);
 }
 
 }  // namespace
