@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "common/error.h"
+
 namespace dietcode {
 namespace {
 
@@ -144,6 +146,23 @@ TEST_F(PackBuildTest, TheKernelBudgetHolds) {
   PackBuildReport r = build_pack(w_, fixed_, defaults_, compiler, dir_ / "libtwo.so", options_);
   EXPECT_EQ(r.ops[0].kernels, 1);
   EXPECT_EQ(r.ops[0].leaves, 1);
+}
+
+TEST_F(PackBuildTest, AFailedPackCompileLeavesNothingBehind) {
+  FakeCompiler compiler("-DNEVER");
+  options_.write.cxx = "false";  // a "compiler" that fails
+  EXPECT_THROW(build_pack(w_, fixed_, defaults_, compiler, dir_ / "libtwo.so", options_),
+               std::runtime_error);
+  options_.write.cxx = "no-such-compiler-dietcode";
+  try {
+    build_pack(w_, fixed_, defaults_, compiler, dir_ / "libtwo.so", options_);
+    FAIL();
+  } catch (const EnvironmentError& e) {
+    EXPECT_STREQ(e.what(), "cannot run the host C++ compiler 'no-such-compiler-dietcode': No such "
+                           "file or directory (a pack is compiled with it; install g++ or "
+                           "clang++)");
+  }
+  EXPECT_TRUE(fs::is_empty(dir_)) << "no library, header or temporary file";
 }
 
 }  // namespace
