@@ -21,9 +21,9 @@ enum class OpKind { kDense, kBatchMatmul, kConv2d };
 enum class DType { kFloat32, kFloat16, kBFloat16 };
 enum class Epilogue { kNone, kBias, kRelu, kBiasRelu, kGelu, kBiasGelu };
 
-const char* to_string(OpKind kind);       // "dense", "batch_matmul", "conv2d"
-const char* to_string(DType dtype);       // "float32", "float16", "bfloat16"
-const char* to_string(Epilogue epilogue); // "none", "bias", ...
+const char* to_string(OpKind kind);        // "dense", "batch_matmul", "conv2d"
+const char* to_string(DType dtype);        // "float32", "float16", "bfloat16"
+const char* to_string(Epilogue epilogue);  // "none", "bias", ...
 int dtype_bytes(DType dtype);
 bool epilogue_has_bias(Epilogue epilogue);
 
@@ -47,7 +47,7 @@ struct OpSpec {
   std::map<std::string, Expr> dims;
   bool transpose_a = false;  // batch_matmul only
   bool transpose_b = false;
-  int stride[2] = {1, 1};    // conv2d only: (h, w)
+  int stride[2] = {1, 1};  // conv2d only: (h, w)
   int pad[2] = {0, 0};
   int dilation[2] = {1, 1};
 
@@ -75,8 +75,8 @@ struct Instance {
 
 struct Workload {
   std::string name;
-  std::string source;           // the file it came from, for messages
-  std::vector<ShapeVar> vars;   // in file order
+  std::string source;          // the file it came from, for messages
+  std::vector<ShapeVar> vars;  // in file order
   std::vector<OpSpec> ops;
 
   const ShapeVar* find_var(const std::string& name) const;
@@ -87,7 +87,9 @@ struct Workload {
 Workload load_workload(const std::string& path);
 Workload parse_workload(const std::string& text, const std::string& source_name);
 
-// The op's dimensions evaluated at one assignment of its variables (parallel to op.vars).
+// The op's dimensions evaluated at one assignment of its variables (parallel to op.vars);
+// for conv2d also the output extents P and Q. Throws UserError on overflow or an empty conv
+// output (possible for values outside the validated ranges).
 std::map<std::string, int64_t> evaluate_dims(const OpSpec& op, const std::vector<int64_t>& values);
 GemmShape gemm_shape(const OpSpec& op, const std::vector<int64_t>& values);
 
