@@ -130,14 +130,15 @@ std::map<std::string, int64_t> parse_shape(const std::string& text, const json& 
     char* rest = nullptr;
     long long value = eq == std::string::npos ? 0 : std::strtoll(item.c_str() + eq + 1, &rest, 10);
     if (eq == std::string::npos || eq == 0 || rest == item.c_str() + eq + 1 || *rest)
-      throw UserError("--shape: expected VAR=VALUE[,VAR=VALUE...], got '" + text + "'");
+      throw UserError("inspect --shape: expected VAR=VALUE[,VAR=VALUE...], got '" + text + "'");
     std::string var = item.substr(0, eq);
     if ((", " + known + ",").find(", " + var + ",") == std::string::npos)
-      throw UserError("--shape: the pack has no shape variable " + var + " (it has " + known + ")");
+      throw UserError("inspect --shape: the pack has no shape variable " + var + " (it has " +
+                      known + ")");
     out[var] = value;
   }
   if (out.empty())
-    throw UserError("--shape: expected VAR=VALUE[,VAR=VALUE...], got '" + text + "'");
+    throw UserError("inspect --shape: expected VAR=VALUE[,VAR=VALUE...], got '" + text + "'");
   return out;
 }
 
@@ -237,10 +238,12 @@ int inspect_pack(const std::string& path, bool as_json, const std::string& shape
     }
     if (values.size() != op["vars"].size()) continue;
     for (int64_t v : values)
-      if (v < 1) throw UserError("--shape: values must be 1 or more, got " + std::to_string(v));
+      if (v < 1)
+        throw UserError("inspect --shape: values must be 1 or more, got " + std::to_string(v));
     explained.push_back(explain(op, values, pack.select));
   }
-  if (explained.empty()) throw UserError("--shape: no op of the pack uses exactly these variables");
+  if (explained.empty())
+    throw UserError("inspect --shape: no op of the pack uses exactly these variables");
   if (as_json) {
     std::printf("%s\n", json({{"shape", given}, {"ops", explained}}).dump(2).c_str());
   } else {
@@ -250,6 +253,12 @@ int inspect_pack(const std::string& path, bool as_json, const std::string& shape
     }
   }
   return 0;
+}
+
+int inspect_pack(const std::string& path, bool as_json, const std::vector<std::string>& shapes) {
+  std::string joined;
+  for (const std::string& s : shapes) joined += (joined.empty() ? "" : ",") + s;
+  return inspect_pack(path, as_json, joined);
 }
 
 }  // namespace dietcode::cli

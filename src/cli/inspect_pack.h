@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dietcode::cli {
 
@@ -12,5 +13,8 @@ namespace dietcode::cli {
 // runner-up. Returns the exit code; throws UserError for a file that is not a pack or a bad
 // --shape.
 int inspect_pack(const std::string& path, bool json, const std::string& shape);
+
+// The same with repeated --shape options ({"B=2", "T=37"}), as `inspect` collects them.
+int inspect_pack(const std::string& path, bool json, const std::vector<std::string>& shapes);
 
 }  // namespace dietcode::cli

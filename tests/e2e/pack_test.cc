@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/inspect_pack.h"
+#include "common/error.h"
 #include "search/tuning_log.h"
 
 namespace dietcode {
@@ -266,6 +267,13 @@ TEST_F(PackTest, InspectExplainsADispatch) {
   EXPECT_THAT(out, HasSubstr("measured 5.000 us; best measured 5.000 us (time lost 0.000 us)"));
   EXPECT_THAT(out, HasSubstr("runner-up: kernel "));
   EXPECT_THAT(out, HasSubstr("measured 6.000 us"));
+
+  try {
+    cli::inspect_pack(lib.string(), false, std::vector<std::string>{"X=3"});
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "inspect --shape: the pack has no shape variable X (it has T)");
+  }
 
   testing::internal::CaptureStdout();
   cli::inspect_pack(lib.string(), false, "");
