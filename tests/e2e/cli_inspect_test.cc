@@ -113,7 +113,8 @@ INSTANTIATE_TEST_SUITE_P(
     Cli, InspectBadInput,
     testing::Values(
         BadInspect{
-            "NotAWorkload", {"libbert_dense.so"}, "libbert_dense.so: not a workload (.json)"},
+            "NotAWorkload", {"bert_dense.txt"},
+            "bert_dense.txt: not a workload (.json) or a kernel pack (.so)"},
         BadInspect{"MissingWorkload",
                    {"/nonexistent.json"},
                    "/nonexistent.json: cannot read: No such file or directory"},
