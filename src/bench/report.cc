@@ -125,8 +125,8 @@ std::string format_report(const BenchReport& report) {
     out += "no speedup to report: no instance has a baseline time\n";
   }
   if (int failures = failed_rows(report.rows))
-    out += fmt::format("FAILED: {} disagree with the baseline\n",
-                       plural(failures, "instance", "instances"));
+    out += fmt::format("FAILED: {} with the baseline\n",
+                       plural(failures, "instance disagrees", "instances disagree"));
   return out;
 }
 
