@@ -133,10 +133,9 @@ std::string render_panel(const Panel& panel, const std::string& baseline, double
     for (double t = 0; t <= sp_top + 1e-9; t += sp_step)
       out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick sp\">{}x</text>\n", num(x1 + 5),
                          num(y_sp(t) + 4), tick_label(t));
-    out += fmt::format(
-        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"one\"/>\n<text x=\"{}\" y=\"{}\" "
-        "class=\"tick\" text-anchor=\"end\">1.0x</text>\n",
-        num(x0), num(y_sp(1)), num(x1), num(y_sp(1)), num(x1 - 3), num(y_sp(1) - 3));
+    // The break-even line: above it the pack is faster.
+    out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"one\"/>\n", num(x0),
+                       num(y_sp(1)), num(x1), num(y_sp(1)));
     out += fmt::format(
         "<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(90 {} "
         "{})\">speedup over {}</text>\n",
@@ -164,6 +163,7 @@ std::string legend(const BenchReport& report, double x, double y) {
   if (report.baseline != "none") {
     items.push_back({kBaselineColour, report.baseline, ""});
     items.push_back({kSpeedupColour, "speedup (right axis)", "5,3"});
+    items.push_back({kSpeedupColour, "1.0x: break-even", "2,2"});
   }
   if (failed_rows(report.rows)) items.push_back({kFailColour, "results disagree", ""});
   std::string out;
