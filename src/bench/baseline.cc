@@ -39,7 +39,8 @@ std::string no_baseline_reason(const OpSpec& op) {
 std::unique_ptr<Baseline> make_baseline(const std::string& name, const BaselineOptions& options) {
   if (name == "cublas") return make_cublas_baseline(options);
   if (name == "cublaslt") return make_cublaslt_baseline(options);
-  throw UserError("--baseline: unknown baseline '" + name + "' (expected cublas, cublaslt or none)");
+  throw UserError("--baseline: unknown baseline '" + name +
+                  "' (expected cublas, cublaslt or none)");
 }
 
 }  // namespace dietcode

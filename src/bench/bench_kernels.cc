@@ -12,7 +12,8 @@ namespace {
 // Activation codes shared by the source below and epilogue().
 constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 
-const char kSource[] = R"(// dietcode bench helpers (generated at bench time; no headers, any arch from sm_75).
+const char kSource[] =
+    R"(// dietcode bench helpers (generated at bench time; no headers, any arch from sm_75).
 __device__ __forceinline__ float dc_activate(float v, int act) {
   if (act == 1) return v > 0.0f ? v : 0.0f;
   if (act == 2) return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));

@@ -42,10 +42,10 @@ ShapeVar parse_var(const JsonFields& fields, const std::string& name, const orde
     std::sort(var.values.begin(), var.values.end());
     var.values.erase(std::unique(var.values.begin(), var.values.end()), var.values.end());
   } else {
-    const int64_t lo = fields.get_int(fields.require(value, path, "min"), path.key("min"), 1,
-                                      INT64_MAX);
-    const int64_t hi = fields.get_int(fields.require(value, path, "max"), path.key("max"), lo,
-                                      INT64_MAX);
+    const int64_t lo =
+        fields.get_int(fields.require(value, path, "min"), path.key("min"), 1, INT64_MAX);
+    const int64_t hi =
+        fields.get_int(fields.require(value, path, "max"), path.key("max"), lo, INT64_MAX);
     if (hi - lo >= kMaxValues)
       fields.fail(path, "a range of more than " + std::to_string(kMaxValues) + " values");
     for (int64_t v = lo; v <= hi; ++v) var.values.push_back(v);
@@ -62,7 +62,8 @@ std::vector<ShapeVar> parse_vars(const JsonFields& fields, const ordered_json& r
     for (size_t i = 0; i < list.size(); ++i) {
       const JsonPath at = path.index(i);
       fields.expect_object(list[i], at);
-      const std::string name = fields.get_string(fields.require(list[i], at, "name"), at.key("name"));
+      const std::string name =
+          fields.get_string(fields.require(list[i], at, "name"), at.key("name"));
       vars.push_back(parse_var(fields, name, list[i], at));
     }
   } else if (list.is_object()) {  // the workload's form: {"T": {"min": 1, "max": 128}}
@@ -76,9 +77,11 @@ std::vector<ShapeVar> parse_vars(const JsonFields& fields, const ordered_json& r
 
 std::vector<std::string> string_list(const JsonFields& fields, const ordered_json& value,
                                      const JsonPath& path) {
-  if (!value.is_array()) fields.fail(path, "expected an array of strings, got " + describe_json(value));
+  if (!value.is_array())
+    fields.fail(path, "expected an array of strings, got " + describe_json(value));
   std::vector<std::string> out;
-  for (size_t i = 0; i < value.size(); ++i) out.push_back(fields.get_string(value[i], path.index(i)));
+  for (size_t i = 0; i < value.size(); ++i)
+    out.push_back(fields.get_string(value[i], path.index(i)));
   return out;
 }
 
@@ -202,7 +205,34 @@ void take_from_workload(const JsonFields& fields, const JsonPath& path, const Wo
   if (w->dtype != op.spec.dtype) differ("dtype", to_string(op.spec.dtype), to_string(w->dtype));
   if (w->epilogue != op.spec.epilogue)
     differ("epilogue", to_string(op.spec.epilogue), to_string(w->epilogue));
-  if (w->vars != op.spec.vars) differ("vars", "[" + join(op.spec.vars) + "]", "[" + join(w->vars) + "]");
+  if (w->vars != op.spec.vars)
+    differ("vars", "[" + join(op.spec.vars) + "]", "[" + join(w->vars) + "]");
+  // The pack's static dimensions are compiled into its kernels: other sizes would make it
+  // read and write past the buffers bench allocates.
+  for (const auto& [name, expr] : op.spec.dims) {
+    const auto theirs = w->dims.find(name);
+    const std::string text = theirs == w->dims.end() ? "nothing" : theirs->second.to_string();
+    if (expr.to_string() != text)
+      fields.fail(path.key("dims").key(name),
+                  "the pack says " + expr.to_string() + " but " + workload.source + " says " +
+                      text + "; bench the pack with the workload it was built from");
+  }
+  auto pair_text = [](const int v[2]) {
+    return "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "]";
+  };
+  auto flag_text = [](bool transposed) { return transposed ? "true" : "false"; };
+  if (w->transpose_a != op.spec.transpose_a)
+    differ("transpose_a", flag_text(op.spec.transpose_a), flag_text(w->transpose_a));
+  if (w->transpose_b != op.spec.transpose_b)
+    differ("transpose_b", flag_text(op.spec.transpose_b), flag_text(w->transpose_b));
+  if (op.spec.kind == OpKind::kConv2d) {
+    if (pair_text(w->stride) != pair_text(op.spec.stride))
+      differ("stride", pair_text(op.spec.stride), pair_text(w->stride));
+    if (pair_text(w->pad) != pair_text(op.spec.pad))
+      differ("pad", pair_text(op.spec.pad), pair_text(w->pad));
+    if (pair_text(w->dilation) != pair_text(op.spec.dilation))
+      differ("dilation", pair_text(op.spec.dilation), pair_text(w->dilation));
+  }
   op.spec = *w;
 }
 
@@ -240,8 +270,9 @@ BenchPack parse_bench_pack(const std::string& manifest_text, const std::string& 
     if (workload) {
       take_from_workload(fields, path, *workload, op);
     } else if (op.spec.dims.empty()) {
-      fields.fail(path, "has no \"dims\", so bench cannot tell its tensor sizes; pass "
-                        "--workload WORKLOAD.json, the workload the pack was built from");
+      fields.fail(path,
+                  "has no \"dims\", so bench cannot tell its tensor sizes; pass "
+                  "--workload WORKLOAD.json, the workload the pack was built from");
     }
     pack.ops.push_back(std::move(op));
   }
@@ -269,8 +300,9 @@ ShapeOverride parse_shape_override(const std::string& text) {
   out.var = text.substr(0, eq);
   const std::string spec = text.substr(eq + 1);
   auto number = [&](const std::string& s) -> int64_t {
-    if (s.empty() || s.size() > 18 ||
-        !std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+    if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        }))
       fail(quote(s) + " is not a positive integer");
     const int64_t v = std::stoll(s);
     if (v < 1) fail("shape values must be at least 1, got " + s);
@@ -301,7 +333,8 @@ ShapeOverride parse_shape_override(const std::string& text) {
   return out;
 }
 
-std::vector<const BenchOp*> select_ops(const BenchPack& pack, const std::vector<std::string>& names) {
+std::vector<const BenchOp*> select_ops(const BenchPack& pack,
+                                       const std::vector<std::string>& names) {
   std::vector<const BenchOp*> out;
   std::vector<std::string> all;
   for (const BenchOp& op : pack.ops) all.push_back(op.spec.name);
@@ -329,9 +362,13 @@ std::vector<BenchInstance> bench_instances(const BenchPack& pack, const BenchOp&
   std::vector<std::vector<double>> weights;
   for (const std::string& name : op.spec.vars) {
     const ShapeVar& var = *pack.find_var(name);
-    std::vector<int64_t> chosen = var.values;
+    // --shapes given several times for one variable: the union of its values.
+    std::vector<int64_t> chosen;
     for (const ShapeOverride& o : overrides)
-      if (o.var == name) chosen = o.values;
+      if (o.var == name) chosen.insert(chosen.end(), o.values.begin(), o.values.end());
+    std::sort(chosen.begin(), chosen.end());
+    chosen.erase(std::unique(chosen.begin(), chosen.end()), chosen.end());
+    if (chosen.empty()) chosen = var.values;
     std::vector<double> w;
     for (int64_t v : chosen) {
       auto it = std::find(var.values.begin(), var.values.end(), v);

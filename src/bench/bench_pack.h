@@ -67,9 +67,11 @@ std::vector<BenchInstance> bench_instances(const BenchPack& pack, const BenchOp&
 
 // The ops named in `--ops a,b` in the pack's order (all when `names` is empty). Throws
 // UserError "--ops: the pack has no op 'x' (it has qkv, proj)".
-std::vector<const BenchOp*> select_ops(const BenchPack& pack, const std::vector<std::string>& names);
+std::vector<const BenchOp*> select_ops(const BenchPack& pack,
+                                       const std::vector<std::string>& names);
 
 // Element count of each argument of `op` at `dims`, in argument order.
-std::vector<int64_t> argument_elements(const BenchOp& op, const std::map<std::string, int64_t>& dims);
+std::vector<int64_t> argument_elements(const BenchOp& op,
+                                       const std::map<std::string, int64_t>& dims);
 
 }  // namespace dietcode

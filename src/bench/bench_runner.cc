@@ -60,7 +60,7 @@ std::string mib(double bytes) { return fmt::format("{:.0f} MiB", bytes / (1 << 2
 struct OpOperands {
   std::vector<DeviceBuffer> args;  // in the pack's argument order; the last is its output
   DeviceBuffer baseline_out;
-  std::vector<void*> pointers;     // args as dietcode_launch takes them
+  std::vector<void*> pointers;  // args as dietcode_launch takes them
 };
 
 OpOperands allocate_operands(const BenchOp& op, const std::vector<BenchInstance>& instances,
@@ -95,11 +95,16 @@ GemmOperands gemm_operands(const BenchOp& op, const OpOperands& operands) {
 
 class InstanceBench {
  public:
-  InstanceBench(const PackLibrary& library, const BenchOptions& options, const PrimaryContext& context,
-                const Stream& stream, const BenchKernels& kernels, Baseline* baseline,
-                const DeviceBuffer& flush_buffer)
-      : library_(library), options_(options), context_(context), stream_(stream),
-        kernels_(kernels), baseline_(baseline), flush_buffer_(flush_buffer) {
+  InstanceBench(const PackLibrary& library, const BenchOptions& options,
+                const PrimaryContext& context, const Stream& stream, const BenchKernels& kernels,
+                Baseline* baseline, const DeviceBuffer& flush_buffer)
+      : library_(library),
+        options_(options),
+        context_(context),
+        stream_(stream),
+        kernels_(kernels),
+        baseline_(baseline),
+        flush_buffer_(flush_buffer) {
     for (int i = 0; i < 4 * options.repeats; ++i) events_.emplace_back();
   }
 
@@ -123,7 +128,8 @@ class InstanceBench {
       for (int slot = 0; slot < 2; ++slot) {
         const bool is_pack = (slot == 0) == pack_first;
         if (!is_pack && !baseline) continue;
-        if (options_.flush_l2) kernels_.flush(stream_.get(), flush_buffer_.ptr(), int64_t(flush_buffer_.bytes()));
+        if (options_.flush_l2)
+          kernels_.flush(stream_.get(), flush_buffer_.ptr(), int64_t(flush_buffer_.bytes()));
         const Event& start = events_[size_t(4 * r + (is_pack ? 0 : 2))];
         const Event& end = events_[size_t(4 * r + (is_pack ? 1 : 3))];
         start.record(stream_.get());
@@ -137,10 +143,11 @@ class InstanceBench {
     stream_.synchronize();
     std::vector<double> pack_us, baseline_us;
     for (int r = 0; r < options_.repeats; ++r) {
-      pack_us.push_back(1e3 * Event::elapsed_ms(events_[size_t(4 * r)], events_[size_t(4 * r + 1)]));
+      pack_us.push_back(1e3 *
+                        Event::elapsed_ms(events_[size_t(4 * r)], events_[size_t(4 * r + 1)]));
       if (baseline)
-        baseline_us.push_back(1e3 * Event::elapsed_ms(events_[size_t(4 * r + 2)],
-                                                      events_[size_t(4 * r + 3)]));
+        baseline_us.push_back(
+            1e3 * Event::elapsed_ms(events_[size_t(4 * r + 2)], events_[size_t(4 * r + 3)]));
     }
     row.pack_us = median(pack_us);
     row.baseline_us = baseline ? median(baseline_us) : -1;
@@ -149,21 +156,22 @@ class InstanceBench {
 
  private:
   void launch_pack() const {
-    const int rc = library_.launch(op_->spec.name, operands_->pointers.data(),
-                                   int(operands_->pointers.size()), inst_->values.data(),
-                                   int(inst_->values.size()), stream_.get());
+    const int rc =
+        library_.launch(op_->spec.name, operands_->pointers.data(), int(operands_->pointers.size()),
+                        inst_->values.data(), int(inst_->values.size()), stream_.get());
     if (rc == DIETCODE_OK) return;
-    const std::string message = fmt::format("{}: op {} at {}: dietcode_launch returned {}: {}",
-                                            library_.path(), op_->spec.name, inst_->shape,
-                                            pack_status_name(rc), library_.last_error());
-    if (rc == DIETCODE_ERR_INVALID_ARGUMENT || rc == DIETCODE_ERR_UNKNOWN_OP) throw UserError(message);
+    const std::string message =
+        fmt::format("{}: op {} at {}: dietcode_launch returned {}: {}", library_.path(),
+                    op_->spec.name, inst_->shape, pack_status_name(rc), library_.last_error());
+    if (rc == DIETCODE_ERR_INVALID_ARGUMENT || rc == DIETCODE_ERR_UNKNOWN_OP)
+      throw UserError(message);
     throw EnvironmentError(message);
   }
 
   // Runs both once on NaN-filled outputs and compares; without a baseline, checks that the
   // pack wrote every output with a finite value.
-  void check(const BenchOp& op, const BenchInstance& inst, OpOperands& operands,
-             Baseline* baseline, BenchRow& row) {
+  void check(const BenchOp& op, const BenchInstance& inst, OpOperands& operands, Baseline* baseline,
+             BenchRow& row) {
     DeviceBuffer& pack_out = operands.args.back();
     pack_out.fill_bytes(0xff);  // NaN in fp32, fp16 and bf16
     operands.baseline_out.fill_bytes(0xff);
@@ -177,9 +185,12 @@ class InstanceBench {
     pack_out.download(host.data(), bytes);
     const std::vector<float> got = tensor_to_floats(op.spec.dtype, host.data(), n);
     if (!baseline) {
-      const int64_t bad = std::count_if(got.begin(), got.end(), [](float v) { return !std::isfinite(v); });
-      row.check = bad ? fmt::format("mismatch: the pack left {} of {} outputs unwritten or not finite", bad, n)
-                      : "unchecked (no baseline; all outputs written)";
+      const int64_t bad =
+          std::count_if(got.begin(), got.end(), [](float v) { return !std::isfinite(v); });
+      row.check =
+          bad ? fmt::format("mismatch: the pack left {} of {} outputs unwritten or not finite", bad,
+                            n)
+              : "unchecked (no baseline; all outputs written)";
       row.failed = bad > 0;
       return;
     }
@@ -206,7 +217,8 @@ class InstanceBench {
 
 }  // namespace
 
-BenchReport run_bench(const PackLibrary& library, const BenchPack& pack, const BenchOptions& options) {
+BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
+                      const BenchOptions& options) {
   const std::vector<const BenchOp*> ops = select_ops(pack, options.ops);
   PrimaryContext context(options.device);
   const GpuSpec gpu = query_device(options.device);
@@ -229,12 +241,13 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack, const B
   report.device = fmt::format("{} ({}, {} SMs)", gpu.name, gpu.arch(), gpu.sms);
   report.baseline = options.baseline;
   report.l2 = options.flush_l2 ? "flush" : "warm";
-  report.l2_detail = options.flush_l2
-                         ? fmt::format("L2 flushed before every timed launch ({} written, twice "
-                                       "the {} L2)",
-                                       mib(double(flush_buffer.bytes())), mib(gpu.l2_bytes))
-                         : fmt::format("L2 warm: operands may stay in the {} L2 between runs",
-                                       mib(gpu.l2_bytes));
+  report.l2_detail =
+      options.flush_l2
+          ? fmt::format(
+                "L2 flushed before every timed launch ({} written, twice "
+                "the {} L2)",
+                mib(double(flush_buffer.bytes())), mib(gpu.l2_bytes))
+          : fmt::format("L2 warm: operands may stay in the {} L2 between runs", mib(gpu.l2_bytes));
   report.date = utc_now();
   report.repeats = options.repeats;
   report.warmup = options.warmup;
@@ -261,7 +274,8 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack, const B
           baseline->prepare(op.spec, inst.gemm, gemm_operands(op, operands));
         } catch (const BaselineUnavailable& e) {
           ready = false;
-          if (++unavailable <= 5) report.notes.push_back(op.spec.name + " " + inst.shape + ": " + e.what());
+          if (++unavailable <= 5)
+            report.notes.push_back(op.spec.name + " " + inst.shape + ": " + e.what());
         }
       }
       BenchRow row = bench.run(op, inst, operands, ready);
@@ -270,7 +284,8 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack, const B
     }
   }
   if (unavailable > 5)
-    report.notes.push_back(fmt::format("... and {} more instances without a baseline", unavailable - 5));
+    report.notes.push_back(
+        fmt::format("... and {} more instances without a baseline", unavailable - 5));
   return report;
 }
 

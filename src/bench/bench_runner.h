@@ -42,7 +42,8 @@ struct BenchOptions {
 
 // Runs the benchmark. Throws EnvironmentError for the machine (no GPU, no cuBLAS, out of
 // memory, a pack built for another arch) and UserError for a pack that fails at a valid shape.
-BenchReport run_bench(const PackLibrary& library, const BenchPack& pack, const BenchOptions& options);
+BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
+                      const BenchOptions& options);
 
 // The median of `values` (the mean of the middle two for an even count); 0 when empty.
 double median(std::vector<double> values);

@@ -26,8 +26,8 @@ class CublasBaseline : public Baseline {
                                             workspace_.bytes()),
                  "cublasSetWorkspace");
     check_cublas(api_,
-                 api_.cublasSetMathMode(handle_, options.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                              : CUBLAS_DEFAULT_MATH),
+                 api_.cublasSetMathMode(
+                     handle_, options.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
                  "cublasSetMathMode");
   }
 
@@ -48,8 +48,8 @@ class CublasBaseline : public Baseline {
                            : (batched ? "cublasGemmStridedBatchedEx" : "cublasGemmEx");
     *what = call + ", " + precision_text(op.dtype, options_.tf32);
     if (op.epilogue != Epilogue::kNone)
-      *what += fmt::format(" + separate {} kernel (cuBLAS fuses no epilogue)",
-                           to_string(op.epilogue));
+      *what +=
+          fmt::format(" + separate {} kernel (cuBLAS fuses no epilogue)", to_string(op.epilogue));
     return true;
   }
 
@@ -71,8 +71,8 @@ class CublasBaseline : public Baseline {
     const float one = 1.0f, zero = 0.0f;  // CUBLAS_COMPUTE_32F takes float alpha and beta
     cublasStatus_t status;
     if (op_->dtype == DType::kFloat32 && op_->kind == OpKind::kDense) {
-      status = api_.cublasSgemm_v2(handle_, op_first, op_second, int(g.m), int(g.n), int(g.k),
-                                   &one, static_cast<const float*>(first), int(g.first_ld),
+      status = api_.cublasSgemm_v2(handle_, op_first, op_second, int(g.m), int(g.n), int(g.k), &one,
+                                   static_cast<const float*>(first), int(g.first_ld),
                                    static_cast<const float*>(second), int(g.second_ld), &zero,
                                    static_cast<float*>(c), int(g.ldc));
     } else if (op_->dtype == DType::kFloat32) {

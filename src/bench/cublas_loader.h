@@ -35,9 +35,9 @@ using PFN_cublasGemmStridedBatchedEx = cublasStatus_t (*)(
     cudaDataType, int, long long, int, cublasComputeType_t, cublasGemmAlgo_t);
 
 struct CublasApi {
-  std::string cublas_path;     // the files actually opened, for the report
+  std::string cublas_path;  // the files actually opened, for the report
   std::string cublaslt_path;
-  size_t lt_version = 0;       // cublasLtGetVersion(): 130000 + ... for 13.0.x
+  size_t lt_version = 0;  // cublasLtGetVersion(): 130000 + ... for 13.0.x
 
   // cuBLAS.
   decltype(&::cublasCreate_v2) cublasCreate_v2 = nullptr;

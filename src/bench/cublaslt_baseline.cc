@@ -91,8 +91,8 @@ class CublasLtBaseline : public Baseline {
       *what = no_baseline_reason(op);
       return false;
     }
-    *what = std::string("cublasLtMatmul, heuristic's first algorithm, ") + lt_epilogue_name(op.epilogue) +
-            ", " + precision_text(op.dtype, options_.tf32);
+    *what = std::string("cublasLtMatmul, heuristic's first algorithm, ") +
+            lt_epilogue_name(op.epilogue) + ", " + precision_text(op.dtype, options_.tf32);
     if (op.epilogue == Epilogue::kGelu || op.epilogue == Epilogue::kBiasGelu)
       *what += " (cublasLt.h does not name its GELU formula; the pack's is the tanh form)";
     return true;
@@ -138,10 +138,9 @@ class CublasLtBaseline : public Baseline {
         handle_, descriptors_.matmul, descriptors_.first, descriptors_.second, descriptors_.c,
         descriptors_.c, descriptors_.preference, 1, &result, &returned);
     if (status != CUBLAS_STATUS_SUCCESS || returned == 0 || result.state != CUBLAS_STATUS_SUCCESS)
-      throw BaselineUnavailable("cuBLASLt has no algorithm for op " + op.name + " at this shape (" +
-                                cublas_status_name(status != CUBLAS_STATUS_SUCCESS ? status
-                                                                                   : result.state) +
-                                ")");
+      throw BaselineUnavailable(
+          "cuBLASLt has no algorithm for op " + op.name + " at this shape (" +
+          cublas_status_name(status != CUBLAS_STATUS_SUCCESS ? status : result.state) + ")");
     algo_ = result.algo;
   }
 
@@ -149,14 +148,14 @@ class CublasLtBaseline : public Baseline {
     const float one = 1.0f, zero = 0.0f;
     void* y = reinterpret_cast<void*>(operands_.y);
     // The first operand is the pack's second argument (W or B), the second its first (X or A).
-    check_cublas(api_,
-                 api_.cublasLtMatmul(handle_, descriptors_.matmul, &one,
-                                     reinterpret_cast<const void*>(operands_.b), descriptors_.first,
-                                     reinterpret_cast<const void*>(operands_.a),
-                                     descriptors_.second, &zero, y, descriptors_.c, y,
-                                     descriptors_.c, &algo_, reinterpret_cast<void*>(workspace_.ptr()),
-                                     workspace_.bytes(), options_.stream),
-                 "cublasLtMatmul for op " + op_name_);
+    check_cublas(
+        api_,
+        api_.cublasLtMatmul(
+            handle_, descriptors_.matmul, &one, reinterpret_cast<const void*>(operands_.b),
+            descriptors_.first, reinterpret_cast<const void*>(operands_.a), descriptors_.second,
+            &zero, y, descriptors_.c, y, descriptors_.c, &algo_,
+            reinterpret_cast<void*>(workspace_.ptr()), workspace_.bytes(), options_.stream),
+        "cublasLtMatmul for op " + op_name_);
   }
 
  private:

@@ -6,7 +6,8 @@
 // bytes of row-major Y with no copy:
 //   dense         Y[M,N] = X[M,K] W[N,K]^T  ->  gemm(T, N, m=N, n=M, k=K, A=W lda=K, B=X ldb=K,
 //                                                    C=Y ldc=N)
-//   batch_matmul  Y[b] = op(A[b]) op(B[b])  ->  gemm(op_b, op_a, m=N, n=M, k=K, A=B, B=A, C=Y ldc=N)
+//   batch_matmul  Y[b] = op(A[b]) op(B[b])  ->  gemm(op_b, op_a, m=N, n=M, k=K, A=B, B=A, C=Y
+//   ldc=N)
 //                 with B[b] stored [K,N] (op N, ld N) or, when transpose_b, [N,K] (op T, ld K),
 //                 and A[b] stored [M,K] (op N, ld K) or, when transpose_a, [K,M] (op T, ld M).
 // The same description drives cublasSgemm/cublasGemmEx (ld and op) and cuBLASLt (whose
@@ -20,10 +21,10 @@
 namespace dietcode {
 
 struct ColumnMajorGemm {
-  bool transpose_first = false;   // op of the first operand (cuBLAS's A)
-  bool transpose_second = false;  // op of the second operand (cuBLAS's B)
-  int64_t m = 0, n = 0, k = 0;    // C is m x n, the reduction k
-  int64_t first_rows = 0, first_cols = 0, first_ld = 0;    // as stored, column-major
+  bool transpose_first = false;                          // op of the first operand (cuBLAS's A)
+  bool transpose_second = false;                         // op of the second operand (cuBLAS's B)
+  int64_t m = 0, n = 0, k = 0;                           // C is m x n, the reduction k
+  int64_t first_rows = 0, first_cols = 0, first_ld = 0;  // as stored, column-major
   int64_t second_rows = 0, second_cols = 0, second_ld = 0;
   int64_t ldc = 0;
   int64_t batch = 1;

@@ -133,7 +133,8 @@ Agreement compare_outputs(const std::vector<float>& pack, const std::vector<floa
     const double difference = std::fabs(double(pack[i]) - double(baseline[i]));
     const double ratio = difference / tolerance;
     if (!(difference <= tolerance)) {  // NaN on either side fails too
-      if (out.mismatches == 0) out.first = int64_t(i), out.pack = pack[i], out.baseline = baseline[i];
+      if (out.mismatches == 0)
+        out.first = int64_t(i), out.pack = pack[i], out.baseline = baseline[i];
       ++out.mismatches;
     }
     if (!(ratio <= out.worst_ratio)) out.worst_ratio = std::isnan(ratio) ? INFINITY : ratio;

@@ -88,10 +88,10 @@ std::string baseline_label(const BenchReport& report) { return report.baseline +
 
 std::string format_report(const BenchReport& report) {
   std::string out = fmt::format("dietcode bench: {} on {}\n", report.pack, report.device);
-  out += fmt::format("baseline {}; {}; median of {} after {} warm-up launches, pack and baseline "
-                     "interleaved in one stream\n",
-                     report.baseline, report.l2_detail, plural(report.repeats, "run", "runs"),
-                     report.warmup);
+  out += fmt::format(
+      "baseline {}; {}; median of {} after {} warm-up launches, pack and baseline "
+      "interleaved in one stream\n",
+      report.baseline, report.l2_detail, plural(report.repeats, "run", "runs"), report.warmup);
 
   std::vector<std::vector<std::string>> cells = {
       {"op", "shape", "pack us", baseline_label(report), "speedup", "TFLOP/s", "% peak", "check"}};
@@ -118,9 +118,9 @@ std::string format_report(const BenchReport& report) {
     out += fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({})\n", report.baseline,
                        geomean, plural(with_speedup, "instance", "instances"));
     const BenchRow* worst = worst_row(report.rows);
-    out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us)\n",
-                       worst->op, worst->shape, worst->speedup(), worst->pack_us,
-                       report.baseline, worst->baseline_us);
+    out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us)\n", worst->op,
+                       worst->shape, worst->speedup(), worst->pack_us, report.baseline,
+                       worst->baseline_us);
   } else {
     out += "no speedup to report: no instance has a baseline time\n";
   }

@@ -25,8 +25,8 @@ struct BenchRow {
   double weight = 1;  // the instance's weight; only ratios between rows matter
   double flops = 0;   // of the instance: 2 * batch * M * N * K
   double pack_us = 0;
-  double baseline_us = -1;  // < 0: no baseline for this op
-  double peak_tflops = 0;   // the device's peak for the op's dtype; 0 when unknown
+  double baseline_us = -1;   // < 0: no baseline for this op
+  double peak_tflops = 0;    // the device's peak for the op's dtype; 0 when unknown
   std::string check = "ok";  // "ok", "unchecked (...)" or "mismatch: ..."
   bool failed = false;       // the results disagree: bench exits 1
 
@@ -38,10 +38,10 @@ struct BenchRow {
 };
 
 struct BenchReport {
-  std::string pack;      // the pack file as the user named it
-  std::string device;    // "NVIDIA H100 80GB HBM3 (sm_90)"
-  std::string baseline;  // "cublas", "cublaslt" or "none"
-  std::string l2;        // "flush" or "warm"
+  std::string pack;       // the pack file as the user named it
+  std::string device;     // "NVIDIA H100 80GB HBM3 (sm_90)"
+  std::string baseline;   // "cublas", "cublaslt" or "none"
+  std::string l2;         // "flush" or "warm"
   std::string l2_detail;  // how, e.g. "L2 flushed before every timed launch (100 MiB written)"
   std::string date;       // ISO 8601, e.g. "2025-06-01T12:00:00Z"
   int repeats = 0;

@@ -13,12 +13,23 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -94,8 +105,8 @@ std::string render_panel(const Panel& panel, const std::string& baseline, double
   auto y_us = [&](double us) { return y0 - (y0 - y1) * us / us_top; };
   auto y_sp = [&](double s) { return y0 - (y0 - y1) * s / sp_top; };
 
-  std::string out = fmt::format("<g>\n<text x=\"{}\" y=\"{}\" class=\"panel\">{}</text>\n",
-                                num(x0), num(oy + kTop - 12), xml_escape(panel.op));
+  std::string out = fmt::format("<g>\n<text x=\"{}\" y=\"{}\" class=\"panel\">{}</text>\n", num(x0),
+                                num(oy + kTop - 12), xml_escape(panel.op));
   out += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" class=\"frame\"/>\n",
                      num(x0), num(y1), num(x1 - x0), num(y0 - y1));
   for (double t = 0; t <= us_top + 1e-9; t += us_step) {
@@ -195,8 +206,8 @@ std::string render_svg(const BenchReport& report) {
   const double width = columns * kPanelW, height = header + grid_rows * kPanelH + 10;
 
   std::string title = fmt::format("dietcode pack vs {} on {}", report.baseline, report.device);
-  std::string subtitle = fmt::format("{} | L2 {} | median of {} runs", report.date, report.l2,
-                                     report.repeats);
+  std::string subtitle =
+      fmt::format("{} | L2 {} | median of {} runs", report.date, report.l2, report.repeats);
   const double geomean = weighted_geomean_speedup(report.rows);
   if (geomean > 0) {
     const BenchRow* worst = worst_row(report.rows);
@@ -217,9 +228,11 @@ std::string render_svg(const BenchReport& report) {
       ".frame{fill:none;stroke:#999} .grid{stroke:#e4e4e4}\n"
       ".one{stroke:#009E73;stroke-dasharray:2,2;stroke-width:1}\n"
       "</style>\n";
-  out += fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"white\"/>\n", num(width), num(height));
+  out +=
+      fmt::format("<rect width=\"{}\" height=\"{}\" fill=\"white\"/>\n", num(width), num(height));
   out += fmt::format("<text x=\"16\" y=\"26\" class=\"title\">{}</text>\n", xml_escape(title));
-  out += fmt::format("<text x=\"16\" y=\"46\" class=\"subtitle\">{}</text>\n", xml_escape(subtitle));
+  out +=
+      fmt::format("<text x=\"16\" y=\"46\" class=\"subtitle\">{}</text>\n", xml_escape(subtitle));
   out += legend(report, 16, 70);
   for (size_t p = 0; p < panels.size(); ++p) {
     const double ox = double(p % columns) * kPanelW;

@@ -109,12 +109,13 @@ void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->add_option("PACK", opt->pack, "The kernel pack (libNAME.so)")->required();
   cmd->add_option("--workload", opt->workload,
                   "The workload the pack was built from; needed when its manifest has no dims");
-  cmd->add_option("--baseline", opt->baseline, "cublas (default), cublaslt (fused epilogues) or none")
+  cmd->add_option("--baseline", opt->baseline,
+                  "cublas (default), cublaslt (fused epilogues) or none")
       ->check(CLI::IsMember({"cublas", "cublaslt", "none"}));
   cmd->add_option("--ops", opt->ops, "Only these ops (comma-separated)")->delimiter(',');
   cmd->add_option("--shapes", opt->shapes,
                   "Shape values instead of the tuned range: T=1:128, T=1:128:8 or T=1,2,4 "
-                  "(repeat for several variables)")
+                  "(repeat for several variables; values of one variable add up)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--l2", opt->l2,

@@ -90,7 +90,8 @@ TEST(CliBench, BadInputsAreExit1BeforeTheGpu) {
 
   run = run_cli("bench '" + kPack + "' --ops qkv,fc2", no_gpu());
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_EQ(run.err, "--ops: the pack has no op \"fc2\" (did you mean \"fc1\"?) (it has qkv, fc1)\n");
+  EXPECT_EQ(run.err,
+            "--ops: the pack has no op \"fc2\" (did you mean \"fc1\"?) (it has qkv, fc1)\n");
 
   run = run_cli("bench '" + kPack + "' --shapes S=1:2", no_gpu());
   EXPECT_EQ(run.exit_code, 1);
@@ -113,9 +114,9 @@ TEST(CliBench, BadInputsAreExit1BeforeTheGpu) {
 }
 
 TEST(CliBench, WorkloadSuppliesMissingDims) {
-  const std::string workload =
-      (std::filesystem::temp_directory_path() / ("bench_workload_" + std::to_string(getpid()) + ".json"))
-          .string();
+  const std::string workload = (std::filesystem::temp_directory_path() /
+                                ("bench_workload_" + std::to_string(getpid()) + ".json"))
+                                   .string();
   std::ofstream(workload) << R"({"name": "test_pack", "shape_vars": {"T": {"min": 1, "max": 4}},
     "ops": [{"name": "qkv", "op": "dense", "dtype": "float32", "M": "16*T", "N": 64, "K": 32},
             {"name": "fc1", "op": "dense", "dtype": "float16", "M": "16*T", "N": 96, "K": 32,

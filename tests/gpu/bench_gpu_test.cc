@@ -37,8 +37,12 @@ class BenchGpu : public ::testing::Test {
     stream_ = std::make_unique<Stream>();
     int cc_major = 0, cc_minor = 0;
     CUdevice device = context_->device();
-    check(driver().cuDeviceGetAttribute(&cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device), "cc");
-    check(driver().cuDeviceGetAttribute(&cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device), "cc");
+    check(driver().cuDeviceGetAttribute(&cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                                        device),
+          "cc");
+    check(driver().cuDeviceGetAttribute(&cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                                        device),
+          "cc");
     kernels_ = std::make_unique<BenchKernels>(compiler_, NvrtcCompiler::supported_archs(), cc_major,
                                               cc_minor);
   }
@@ -90,7 +94,8 @@ std::vector<float> dense_reference(const GemmShape& s, const std::vector<float>&
   for (int64_t m = 0; m < s.M; ++m)
     for (int64_t n = 0; n < s.N; ++n) {
       double v = 0;
-      for (int64_t k = 0; k < s.K; ++k) v += double(x[size_t(m * s.K + k)]) * w[size_t(n * s.K + k)];
+      for (int64_t k = 0; k < s.K; ++k)
+        v += double(x[size_t(m * s.K + k)]) * w[size_t(n * s.K + k)];
       if (epilogue_has_bias(e)) v += bias[size_t(n)];
       if (e == Epilogue::kRelu || e == Epilogue::kBiasRelu) v = v > 0 ? v : 0;
       if (e == Epilogue::kGelu || e == Epilogue::kBiasGelu) v = gelu(v);
@@ -119,8 +124,9 @@ TEST_F(BenchGpu, DenseBaselinesMatchTheCpuForEveryEpilogue) {
             compare_outputs(got, dense_reference(s, x, w, bias, e, gelu_erf), s.K, rtol / 20);
         const Agreement tight_tanh =
             compare_outputs(got, dense_reference(s, x, w, bias, e, gelu_tanh), s.K, rtol / 20);
-        std::printf("cuBLASLt GELU matches the %s form\n",
-                    tight_tanh.ok() ? "tanh" : erf_form.ok() ? "erf" : "(neither)");
+        std::printf("cuBLASLt GELU matches the %s form\n", tight_tanh.ok() ? "tanh"
+                                                           : erf_form.ok() ? "erf"
+                                                                           : "(neither)");
         EXPECT_TRUE(tanh_form.ok() || erf_form.ok()) << tanh_form.message(s.N);
       } else {
         EXPECT_TRUE(tanh_form.ok()) << tanh_form.message(s.N);
@@ -153,7 +159,8 @@ TEST_F(BenchGpu, BatchMatmulBaselinesEveryTranspose) {
               }
               want[size_t((bi * s.M + m) * s.N + n)] = float(v);
             }
-        const Agreement agreement = compare_outputs(got, want, s.K, agreement_rtol(DType::kFloat32, false));
+        const Agreement agreement =
+            compare_outputs(got, want, s.K, agreement_rtol(DType::kFloat32, false));
         EXPECT_TRUE(agreement.ok()) << agreement.message(s.N);
       }
 }

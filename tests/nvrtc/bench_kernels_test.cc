@@ -23,10 +23,9 @@ TEST(BenchKernels, CompileForEveryArchWithoutSpills) {
     EXPECT_FALSE(result.spills());
     std::set<std::string> entries;
     for (const KernelResources& r : result.binaries[0].resources) entries.insert(r.entry);
-    EXPECT_EQ(entries, (std::set<std::string>{"dietcode_bench_epilogue_f32",
-                                              "dietcode_bench_epilogue_f16",
-                                              "dietcode_bench_epilogue_bf16",
-                                              "dietcode_bench_flush"}));
+    EXPECT_EQ(entries,
+              (std::set<std::string>{"dietcode_bench_epilogue_f32", "dietcode_bench_epilogue_f16",
+                                     "dietcode_bench_epilogue_bf16", "dietcode_bench_flush"}));
   }
 }
 

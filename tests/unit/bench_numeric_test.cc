@@ -18,10 +18,10 @@ namespace {
 TEST(BenchNumeric, HalfConversions) {
   EXPECT_EQ(float_to_half_bits(1.0f), 0x3c00);
   EXPECT_EQ(float_to_half_bits(-2.0f), 0xc000);
-  EXPECT_EQ(float_to_half_bits(65504.0f), 0x7bff);  // the largest half
-  EXPECT_EQ(float_to_half_bits(70000.0f), 0x7c00);  // overflow: infinity
-  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -24)), 0x0001);  // the smallest subnormal
-  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -26)), 0x0000);  // below half of it: zero
+  EXPECT_EQ(float_to_half_bits(65504.0f), 0x7bff);                      // the largest half
+  EXPECT_EQ(float_to_half_bits(70000.0f), 0x7c00);                      // overflow: infinity
+  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -24)), 0x0001);         // the smallest subnormal
+  EXPECT_EQ(float_to_half_bits(std::ldexp(1.0f, -26)), 0x0000);         // below half of it: zero
   EXPECT_EQ(float_to_half_bits(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie: to even
   EXPECT_EQ(float_to_half_bits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie: to even
   EXPECT_TRUE(std::isnan(half_bits_to_float(float_to_half_bits(NAN))));
@@ -83,7 +83,8 @@ TEST(BenchNumeric, AgreementTolerance) {
   EXPECT_EQ(a.mismatches, 1);
   EXPECT_EQ(a.first, 2);
   EXPECT_NEAR(a.worst_ratio, 1.2, 1e-3);
-  EXPECT_EQ(a.message(0).rfind("mismatch: 1 of 3 outputs differ; first at [2, 0]: pack -3.00", 0), 0u)
+  EXPECT_EQ(a.message(0).rfind("mismatch: 1 of 3 outputs differ; first at [2, 0]: pack -3.00", 0),
+            0u)
       << a.message(0);
   pack[2] = -3.5f;
   EXPECT_EQ(compare_outputs(pack, baseline, K, rtol).message(2),
@@ -136,14 +137,17 @@ std::vector<double> row_major_reference(const OpSpec& op, const GemmShape& s,
 void expect_mapping_matches(const OpSpec& op, const GemmShape& s) {
   const int64_t first_n = s.batch * s.M * s.K;
   const int64_t second_n = s.batch * s.N * s.K;
-  const auto x = tensor_to_floats(DType::kFloat32, random_tensor(DType::kFloat32, first_n, 1).data(), first_n);
-  const auto w = tensor_to_floats(DType::kFloat32, random_tensor(DType::kFloat32, second_n, 2).data(), second_n);
+  const auto x =
+      tensor_to_floats(DType::kFloat32, random_tensor(DType::kFloat32, first_n, 1).data(), first_n);
+  const auto w = tensor_to_floats(DType::kFloat32,
+                                  random_tensor(DType::kFloat32, second_n, 2).data(), second_n);
   const ColumnMajorGemm g = column_major_gemm(op, s);
   std::vector<double> c(size_t(s.batch * s.M * s.N), NAN);
   // cuBLAS's first operand is the pack's second argument, and its second the first.
   host_column_major_gemm(g, w.data(), x.data(), c.data());
   const std::vector<double> want = row_major_reference(op, s, x, w);
-  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(c[i], want[i], 1e-9) << op.name << " at " << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_NEAR(c[i], want[i], 1e-9) << op.name << " at " << i;
 }
 
 TEST(GemmMapping, DenseIsWTimesXTransposedInColumnMajor) {

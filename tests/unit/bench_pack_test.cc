@@ -1,11 +1,12 @@
 // What bench reads from a kernel pack: the loader of the C ABI (against stand-in packs, test
 // doubles built from tests/data/bench_pack), the manifest with or without dims, the workload
 // fallback, --shapes and --ops, and the instances with their weights and tensor sizes.
+#include "bench/bench_pack.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "bench/bench_pack.h"
 #include "bench/pack_library.h"
 #include "common/error.h"
 #include "dietcode/pack_abi.h"
@@ -65,8 +66,9 @@ TEST(PackLibrary, RejectsWhatIsNotAPack) {
   EXPECT_EQ(message.rfind(not_a_pack + ": not a dietcode kernel pack: ", 0), 0u) << message;
   EXPECT_NE(message.find("undefined symbol: dietcode_abi_version"), std::string::npos) << message;
   EXPECT_EQ(error_of([] { PackLibrary(kPackDir + "/libtest_pack_abi2.so"); }),
-            kPackDir + "/libtest_pack_abi2.so: pack ABI version 2; this dietcode reads version 1: "
-                       "rebuild the pack with it");
+            kPackDir +
+                "/libtest_pack_abi2.so: pack ABI version 2; this dietcode reads version 1: "
+                "rebuild the pack with it");
 }
 
 TEST(BenchPack, ReadsTheManifestWithDims) {
@@ -130,6 +132,17 @@ TEST(BenchPack, TheWorkloadMustMatchThePack) {
             "libp.so: manifest: ops[0].dtype: the pack says float32 but w.json says float16; "
             "bench the pack with the workload it was built from");
 
+  // With dims in the manifest, the workload's must be the same: they are compiled in.
+  PackLibrary with_dims(kDimsPack);
+  std::string wider = kWorkload;
+  wider.replace(wider.find("\"N\": 64"), 7, "\"N\": 65");
+  const Workload wrong_n = parse_workload(wider, "w.json");
+  EXPECT_EQ(error_of([&] { parse_bench_pack(with_dims.manifest(), "libp.so", &wrong_n); }),
+            "libp.so: manifest: ops[0].dims.N: the pack says 64 but w.json says 65; bench the "
+            "pack with the workload it was built from");
+  const Workload same = parse_workload(kWorkload, "w.json");
+  EXPECT_EQ(parse_bench_pack(with_dims.manifest(), "libp.so", &same).dims_from, "w.json");
+
   std::string renamed = kWorkload;
   renamed.replace(renamed.find("\"fc1\""), 5, "\"fc9\"");
   const Workload missing = parse_workload(renamed, "w.json");
@@ -138,8 +151,9 @@ TEST(BenchPack, TheWorkloadMustMatchThePack) {
 }
 
 TEST(BenchPack, ManifestErrorsNameThePath) {
-  EXPECT_EQ(error_of([] { parse_bench_pack("{", "p.so", nullptr); }).rfind(
-                "p.so: manifest is not valid JSON: ", 0),
+  EXPECT_EQ(error_of([] {
+              parse_bench_pack("{", "p.so", nullptr);
+            }).rfind("p.so: manifest is not valid JSON: ", 0),
             0u);
   EXPECT_EQ(error_of([] {
               parse_bench_pack(manifest_with(R"("op": "dense", "dtype": "float32", "vars": ["T"],
@@ -149,7 +163,8 @@ TEST(BenchPack, ManifestErrorsNameThePath) {
             "p.so: manifest: ops[0].args: expected [X, W, Y] for a dense op with epilogue none, "
             "got [X, W, bias, Y]");
   EXPECT_EQ(error_of([] {
-              parse_bench_pack(manifest_with(R"("op": "dens", "dtype": "float32")"), "p.so", nullptr);
+              parse_bench_pack(manifest_with(R"("op": "dens", "dtype": "float32")"), "p.so",
+                               nullptr);
             }),
             "p.so: manifest: ops[0].op: unknown op kind \"dens\" (did you mean \"dense\"?)");
   EXPECT_EQ(error_of([] {
@@ -200,6 +215,11 @@ TEST(BenchPack, InstancesWithOverridesAndOpSelection) {
   EXPECT_DOUBLE_EQ(instances[0].weight, 0.2);   // tuned: the manifest's weight
   EXPECT_DOUBLE_EQ(instances[1].weight, 0.25);  // outside the tuned range: 1 of 4 values
   EXPECT_EQ(instances[1].gemm.M, 80);
+  const std::vector<BenchInstance> merged = bench_instances(
+      pack, pack.ops[0], {parse_shape_override("T=3,1"), parse_shape_override("T=2:3")});
+  ASSERT_EQ(merged.size(), 3u);  // repeated --shapes for one variable: the union, in order
+  EXPECT_EQ(merged[0].shape, "T=1");
+  EXPECT_EQ(merged[2].shape, "T=3");
   EXPECT_EQ(error_of([&] { bench_instances(pack, pack.ops[0], {parse_shape_override("S=1")}); }),
             "--shapes: the pack has no shape variable \"S\" (it has T)");
 
@@ -207,8 +227,10 @@ TEST(BenchPack, InstancesWithOverridesAndOpSelection) {
   const std::vector<const BenchOp*> only = select_ops(pack, {"fc1"});
   ASSERT_EQ(only.size(), 1u);
   EXPECT_EQ(only[0]->spec.name, "fc1");
-  EXPECT_EQ(error_of([&] { select_ops(pack, {"qvk"}); }),
-            "--ops: the pack has no op \"qvk\" (did you mean \"qkv\"?) (it has qkv, fc1)");
+  EXPECT_EQ(error_of([&] { select_ops(pack, {"qkvv"}); }),
+            "--ops: the pack has no op \"qkvv\" (did you mean \"qkv\"?) (it has qkv, fc1)");
+  EXPECT_EQ(error_of([&] { select_ops(pack, {"out"}); }),
+            "--ops: the pack has no op \"out\" (it has qkv, fc1)");
 }
 
 }  // namespace

@@ -67,7 +67,7 @@ TEST(BenchReport, RowFiguresAndWorstInstance) {
   const BenchReport report = sample_report();
   const BenchRow& r = report.rows[0];
   EXPECT_DOUBLE_EQ(r.speedup(), 1.2);
-  EXPECT_DOUBLE_EQ(r.pack_tflops(), 2e6 / 10e-6 / 1e12);          // 0.2 TFLOP/s
+  EXPECT_DOUBLE_EQ(r.pack_tflops(), 2e6 / 10e-6 / 1e12);  // 0.2 TFLOP/s
   EXPECT_DOUBLE_EQ(r.baseline_tflops(), 2e6 / 12e-6 / 1e12);
   EXPECT_DOUBLE_EQ(r.percent_of_peak(), 100 * 0.2 / 50);
   EXPECT_EQ(report.rows[2].speedup(), -1);
@@ -190,7 +190,8 @@ TEST(BenchSvg, WellFormedWithBothSeriesAndTitle) {
   // Both series as lines (qkv has three instances), the speedup and its 1.0x line.
   EXPECT_NE(svg.find("stroke=\"#0072B2\" stroke-width=\"1.8\""), std::string::npos);  // pack
   EXPECT_NE(svg.find("stroke=\"#E69F00\" stroke-width=\"1.8\""), std::string::npos);  // cublas
-  EXPECT_NE(svg.find("stroke=\"#009E73\" stroke-width=\"1.8\" stroke-dasharray"), std::string::npos);
+  EXPECT_NE(svg.find("stroke=\"#009E73\" stroke-width=\"1.8\" stroke-dasharray"),
+            std::string::npos);
   EXPECT_NE(svg.find("class=\"one\""), std::string::npos);
   EXPECT_NE(svg.find(">pack (dietcode)</text>"), std::string::npos);
   // One panel per op.

@@ -1,13 +1,13 @@
 // The cuBLAS/cuBLASLt loader without a GPU: where it looks, what it says when a library is
 // missing or is not cuBLAS, and that the toolkit's libraries load and resolve (they need no
 // driver to load; only cublasCreate would).
+#include "bench/cublas_loader.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <set>
 #include <string>
-
-#include "bench/cublas_loader.h"
 
 namespace dietcode {
 namespace {
@@ -17,7 +17,8 @@ TEST(CublasLoader, CandidatesStartWithTheSoname) {
   ASSERT_GE(blas.size(), 3u);
   EXPECT_EQ(blas[0], "libcublas.so.13");
   EXPECT_EQ(blas[1], "libcublas.so");
-  EXPECT_NE(std::find(blas.begin(), blas.end(), "/usr/local/cuda/lib64/libcublas.so.13"), blas.end());
+  EXPECT_NE(std::find(blas.begin(), blas.end(), "/usr/local/cuda/lib64/libcublas.so.13"),
+            blas.end());
   EXPECT_EQ(std::set<std::string>(blas.begin(), blas.end()).size(), blas.size());  // no repeats
 
   const std::vector<std::string> lt = cublaslt_candidates();
@@ -34,7 +35,8 @@ TEST(CublasLoader, MissingLibraryIsOneLine) {
             "or directory; run with --baseline none to time the pack alone");
 
   EXPECT_FALSE(load_cublas({"libcublas_missing.so.13"},
-                           {"libcublasLt_missing.so.13", "/nonexistent/libcublasLt.so"}, &api, &why));
+                           {"libcublasLt_missing.so.13", "/nonexistent/libcublasLt.so"}, &api,
+                           &why));
   EXPECT_EQ(why,
             "no cuBLASLt: libcublasLt_missing.so.13: cannot open shared object file: No such file "
             "or directory (also tried /nonexistent/libcublasLt.so); run with --baseline none to "
@@ -45,8 +47,9 @@ TEST(CublasLoader, ALibraryThatIsNotCublas) {
   CublasApi api;
   std::string why;
   EXPECT_FALSE(load_cublas({"libm.so.6"}, {"libm.so.6"}, &api, &why));
-  EXPECT_EQ(why, "no cuBLAS: libm.so.6 has no cublasCreate_v2 (a cuBLAS from CUDA 12 or newer is "
-                 "needed)");
+  EXPECT_EQ(why,
+            "no cuBLAS: libm.so.6 has no cublasCreate_v2 (a cuBLAS from CUDA 12 or newer is "
+            "needed)");
   EXPECT_EQ(api.cublasCreate_v2, nullptr);  // nothing half-filled on failure
 }
 
@@ -62,19 +65,26 @@ TEST(CublasLoader, LoadsTheToolkitsLibraries) {
   EXPECT_NE(api.cublas_path.find("libcublas.so"), std::string::npos) << api.cublas_path;
   EXPECT_NE(api.cublaslt_path.find("libcublasLt.so"), std::string::npos) << api.cublaslt_path;
   EXPECT_EQ(api.lt_version / 10000, size_t(CUBLAS_VER_MAJOR));
-  for (const void* fn :
-       {(const void*)api.cublasCreate_v2, (const void*)api.cublasDestroy_v2,
-        (const void*)api.cublasSetStream_v2, (const void*)api.cublasSetWorkspace_v2,
-        (const void*)api.cublasSetMathMode, (const void*)api.cublasSgemm_v2,
-        (const void*)api.cublasGemmEx, (const void*)api.cublasSgemmStridedBatched,
-        (const void*)api.cublasGemmStridedBatchedEx, (const void*)api.cublasLtCreate,
-        (const void*)api.cublasLtMatmul, (const void*)api.cublasLtMatmulDescCreate,
-        (const void*)api.cublasLtMatmulDescSetAttribute, (const void*)api.cublasLtMatmulDescDestroy,
-        (const void*)api.cublasLtMatrixLayoutCreate, (const void*)api.cublasLtMatrixLayoutDestroy,
-        (const void*)api.cublasLtMatmulPreferenceCreate,
-        (const void*)api.cublasLtMatmulPreferenceSetAttribute,
-        (const void*)api.cublasLtMatmulPreferenceDestroy,
-        (const void*)api.cublasLtMatmulAlgoGetHeuristic})
+  for (const void* fn : {(const void*)api.cublasCreate_v2,
+                         (const void*)api.cublasDestroy_v2,
+                         (const void*)api.cublasSetStream_v2,
+                         (const void*)api.cublasSetWorkspace_v2,
+                         (const void*)api.cublasSetMathMode,
+                         (const void*)api.cublasSgemm_v2,
+                         (const void*)api.cublasGemmEx,
+                         (const void*)api.cublasSgemmStridedBatched,
+                         (const void*)api.cublasGemmStridedBatchedEx,
+                         (const void*)api.cublasLtCreate,
+                         (const void*)api.cublasLtMatmul,
+                         (const void*)api.cublasLtMatmulDescCreate,
+                         (const void*)api.cublasLtMatmulDescSetAttribute,
+                         (const void*)api.cublasLtMatmulDescDestroy,
+                         (const void*)api.cublasLtMatrixLayoutCreate,
+                         (const void*)api.cublasLtMatrixLayoutDestroy,
+                         (const void*)api.cublasLtMatmulPreferenceCreate,
+                         (const void*)api.cublasLtMatmulPreferenceSetAttribute,
+                         (const void*)api.cublasLtMatmulPreferenceDestroy,
+                         (const void*)api.cublasLtMatmulAlgoGetHeuristic})
     EXPECT_NE(fn, nullptr);
   // The library's own words for a status, as check_cublas reports them.
   EXPECT_STRNE(api.cublasGetStatusString(CUBLAS_STATUS_NOT_SUPPORTED), "");
