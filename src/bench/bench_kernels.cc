@@ -53,6 +53,13 @@ __device__ __forceinline__ unsigned short dc_to_bf16(float f) {  // round to nea
 DC_EPILOGUE(dietcode_bench_epilogue_f32, float, DC_SAME, DC_SAME)
 DC_EPILOGUE(dietcode_bench_epilogue_f16, unsigned short, dc_from_f16, dc_to_f16)
 DC_EPILOGUE(dietcode_bench_epilogue_bf16, unsigned short, dc_from_bf16, dc_to_bf16)
+extern "C" __global__ void dietcode_bench_spin(long long nanoseconds) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < (unsigned long long)nanoseconds);
+}
 extern "C" __global__ void dietcode_bench_flush(unsigned* buffer, long long words, unsigned value) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words;
        i += (long long)gridDim.x * blockDim.x)
@@ -110,6 +117,7 @@ BenchKernels::BenchKernels(Compiler& compiler, const std::vector<int>& supported
   epilogue_f16_ = module_.function("dietcode_bench_epilogue_f16");
   epilogue_bf16_ = module_.function("dietcode_bench_epilogue_bf16");
   flush_ = module_.function("dietcode_bench_flush");
+  spin_ = module_.function("dietcode_bench_spin");
 }
 
 void BenchKernels::epilogue(CUstream stream, DType dtype, Epilogue epilogue, CUdeviceptr y,
@@ -125,6 +133,13 @@ void BenchKernels::epilogue(CUstream stream, DType dtype, Epilogue epilogue, CUd
                  : dtype == DType::kFloat16 ? epilogue_f16_
                                             : epilogue_bf16_;
   launch(f, stream, rows * cols, blocks_cap_, params, "launching bench's epilogue kernel");
+}
+
+void BenchKernels::spin(CUstream stream, double microseconds) const {
+  long long nanoseconds = static_cast<long long>(microseconds * 1e3);
+  void* params[] = {&nanoseconds};
+  check(driver().cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr),
+        "launching bench's spin kernel");
 }
 
 void BenchKernels::flush(CUstream stream, CUdeviceptr buffer, int64_t bytes) const {

@@ -5,6 +5,8 @@
 //     for a pack op with an epilogue is GEMM + this kernel, and bench says so in its output;
 //   - an L2 flush, writing a buffer of twice the L2 size on the timing stream, so "cold" timings
 //     find neither the weights nor the activations in L2.
+//   - a spin kernel that holds the stream for a while, so the launches queued behind it run
+//     back to back and CUDA events time the GPU's work, not the host's launch overhead.
 // The GELU is the tanh form, as in dietcode's templates.
 #pragma once
 
@@ -45,13 +47,16 @@ class BenchKernels {
   // Writes every 32-bit word of [buffer, buffer + bytes) on `stream`.
   void flush(CUstream stream, CUdeviceptr buffer, int64_t bytes) const;
 
+  // One thread busy-waits `microseconds` on the GPU's global timer.
+  void spin(CUstream stream, double microseconds) const;
+
   const std::string& arch() const { return arch_; }
 
  private:
   std::string arch_;
   Module module_;
   CUfunction epilogue_f32_ = nullptr, epilogue_f16_ = nullptr, epilogue_bf16_ = nullptr;
-  CUfunction flush_ = nullptr;
+  CUfunction flush_ = nullptr, spin_ = nullptr;
   int blocks_cap_ = 1024;
   mutable unsigned flush_value_ = 0;
 };

@@ -11,8 +11,9 @@
 //   3. timing: `repeats` rounds, each timing one pack launch and one baseline launch between
 //      CUDA events, alternating which goes first, with the L2 flushed before every timed
 //      launch in flush mode; the median of each is reported.
-// Everything is enqueued without host synchronisation between launches, so launch overhead on
-// the host is hidden as it is in a real stream; the events time the GPU.
+// The timed launches are queued behind a spin kernel that holds the GPU until they are all
+// enqueued, so they run back to back as in a busy stream and the events time the GPU's work
+// (kernel launch latency on the GPU included), not the host's launch overhead.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // bench's GPU paths on a real GPU (skipped without one): the cuBLAS and cuBLASLt baselines
 // compute what the pack ops define (row-major dense with every epilogue, batch_matmul with
 // every transpose, fp16) for small odd shapes, checked against a CPU reference in double; the
-// L2 flush kernel writes its whole buffer; and `dietcode bench` reaches the pack launch.
+// L2 flush kernel writes its whole buffer, the spin kernel holds the stream; and
+// `dietcode bench` reaches the pack launch.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -16,6 +17,7 @@
 #include "bench/host_tensors.h"
 #include "cuda/device_buffer.h"
 #include "cuda/driver.h"
+#include "cuda/event.h"
 #include "cuda/primary_context.h"
 #include "cuda/stream.h"
 #include "nvrtc/nvrtc_compiler.h"
@@ -193,6 +195,16 @@ TEST_F(BenchGpu, FlushWritesTheWholeBuffer) {
   ASSERT_FALSE(words.empty());
   EXPECT_NE(words[0], 0u);
   for (uint32_t v : words) ASSERT_EQ(v, words[0]);
+}
+
+TEST_F(BenchGpu, SpinHoldsTheStream) {
+  Event start, end;
+  start.record(stream_->get());
+  kernels_->spin(stream_->get(), 2000);
+  end.record(stream_->get());
+  const float ms = Event::elapsed_ms(start, end);
+  EXPECT_GE(ms, 1.9f);
+  EXPECT_LT(ms, 50.0f);
 }
 
 TEST_F(BenchGpu, CliReachesThePackLaunch) {

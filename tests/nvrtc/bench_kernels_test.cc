@@ -1,4 +1,4 @@
-// bench's helper kernels (elementwise epilogue for the unfused cuBLAS baseline, L2 flush)
+// bench's helper kernels (elementwise epilogue for the unfused cuBLAS baseline, L2 flush, spin)
 // compile with NVRTC for every arch bench may meet, with no spills; and the arch bench picks
 // for a GPU from what NVRTC supports. No GPU needed.
 #include "bench/bench_kernels.h"
@@ -25,7 +25,8 @@ TEST(BenchKernels, CompileForEveryArchWithoutSpills) {
     for (const KernelResources& r : result.binaries[0].resources) entries.insert(r.entry);
     EXPECT_EQ(entries,
               (std::set<std::string>{"dietcode_bench_epilogue_f32", "dietcode_bench_epilogue_f16",
-                                     "dietcode_bench_epilogue_bf16", "dietcode_bench_flush"}));
+                                     "dietcode_bench_epilogue_bf16", "dietcode_bench_flush",
+                                     "dietcode_bench_spin"}));
   }
 }
 
