@@ -2,6 +2,8 @@
 // file; each kind has its own inspect_<kind> function below, sharing InspectOptions.
 //   WORKLOAD.json   every shape instance of every op: the shape, the GEMM it maps to (for
 //                   conv2d also the NHWC geometry), FLOPs, weight and search priority.
+//   WORKLOAD.json --space --gpu ID
+//                   the micro-kernel candidates each op has on that GPU: count and parameters.
 // --shape VAR=VALUE narrows the output to one value of a variable (repeatable).
 #include <cstdio>
 #include <map>
@@ -11,6 +13,8 @@
 #include "cli/app.h"
 #include "cli/table.h"
 #include "common/error.h"
+#include "space/gpu_spec.h"
+#include "space/space_report.h"
 #include "workload/describe.h"
 #include "workload/names.h"
 #include "workload/op_layout.h"
@@ -24,9 +28,10 @@ struct InspectOptions {
   std::string path;
   bool json = false;
   std::vector<std::string> shapes;  // --shape VAR=VALUE
-  // Reserved for the micro-kernel space view (--space --gpu ID): the candidates a GPU allows
-  // for each op. Not registered as options until that view exists.
+  // The micro-kernel space view: the candidates a GPU allows for each op.
   bool space = false;
+  size_t rows = 10;  // candidates listed per op in the text view
+  size_t max_candidates = 100000;
   std::string gpu;
 };
 
@@ -184,9 +189,33 @@ int inspect_workload(const InspectOptions& options, const GlobalOptions& global)
   return 0;
 }
 
+int inspect_space(const InspectOptions& options, const GlobalOptions& global) {
+  if (options.gpu.empty()) {
+    std::string known;
+    for (const auto& id : list_gpu_specs()) known += (known.empty() ? "" : ", ") + id;
+    throw UserError("inspect --space: --gpu ID is required (one of: " + known + ")");
+  }
+  Workload workload = load_workload(options.path);
+  GpuSpec gpu = load_gpu_spec(options.gpu);
+  // The dense spaces hold millions of valid micro-kernels; listing them all helps nobody and
+  // takes minutes, so the view stops counting at max_candidates and says "at least".
+  SearchLimits limits;
+  limits.max_candidates = options.max_candidates;
+  auto reports = report_workload_space(workload, gpu, limits);
+  if (options.json) {
+    std::printf("%s\n", space_report_json(reports).dump(2).c_str());
+  } else if (!global.quiet) {
+    std::printf("micro-kernel space of %s on %s (%s)\n\n%s", workload.name.c_str(),
+                gpu.name.c_str(), gpu.arch().c_str(),
+                render_space_report(reports, options.rows).c_str());
+  }
+  return 0;
+}
+
 int run_inspect(const InspectOptions& options, const GlobalOptions& global) {
   // Each kind of file gets its own view; the extension says which kind a path is.
-  if (ends_with(options.path, ".json")) return inspect_workload(options, global);
+  if (ends_with(options.path, ".json"))
+    return options.space ? inspect_space(options, global) : inspect_workload(options, global);
   throw UserError(options.path + ": not a workload (.json)");
 }
 
@@ -202,10 +231,20 @@ void register_inspect(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->add_option("--shape", options->shapes,
                   "Only instances with this value of a shape variable, e.g. T=37 (repeatable)")
       ->allow_extra_args(false);
+  cmd->add_flag("--space", options->space,
+                "For a workload: the micro-kernel candidates of each op on the --gpu target");
+  cmd->add_option("--gpu", options->gpu, "GPU config id for --space (configs/gpus), e.g. h100");
+  cmd->add_option("--rows", options->rows, "Candidates listed per op with --space")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-candidates", options->max_candidates,
+                  "Stop counting an op's candidates after this many (--space)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->footer(
       "Examples:\n"
       "  dietcode inspect configs/workloads/bert_base_dense.json\n"
-      "  dietcode inspect configs/workloads/resnet50_nhwc.json --shape N=8 --json\n");
+      "  dietcode inspect configs/workloads/resnet50_nhwc.json --shape N=8 --json\n"
+      "  dietcode inspect configs/workloads/bert_base_dense.json --space --gpu h100\n");
   cmd->callback([&action, &global, options] {
     action = [&global, options] { return run_inspect(*options, global); };
   });

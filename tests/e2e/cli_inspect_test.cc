@@ -131,6 +131,14 @@ INSTANTIATE_TEST_SUITE_P(
         BadInspect{"ShapeValueOutOfRange",
                    {"MIXED", "--shape", "T=12"},
                    "inspect --shape: 12 is not a value of T (8..32 step 8)"},
+        BadInspect{"SpaceWithoutGpu",
+                   {"MIXED", "--space"},
+                   "inspect --space: --gpu ID is required (one of: a100, h100, h200, l4, "
+                   "rtx4090, t4)"},
+        BadInspect{"SpaceUnknownGpu",
+                   {"MIXED", "--space", "--gpu", "v100"},
+                   "unknown GPU \"v100\": known GPUs are a100, h100, h200, l4, rtx4090, t4, or give "
+                   "the path of a GPU config file"},
         BadInspect{"ShapeGivenTwice",
                    {"MIXED", "--shape", "T=8", "--shape", "T=16"},
                    "inspect --shape: T is given twice"}),
@@ -151,6 +159,45 @@ TEST(CliInspect, HelpShowsExamples) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("--shape"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dietcode::test
+
+namespace dietcode::test {
+namespace {
+
+// The BERT fp32 space on H100 holds far more than hundreds of valid micro-kernels, among them
+// tiles small enough for M=16 and split-K for the narrow N=768 layers.
+TEST(CliInspectSpace, BertOnH100HasSmallTilesAndSplitK) {
+  CommandResult r = run_cli({"inspect", config("bert_base_dense.json"), "--space", "--gpu",
+                             "h100", "--max-candidates", "20000", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  auto reports = nlohmann::json::parse(r.out);
+  ASSERT_EQ(reports.size(), 4u);
+  for (const auto& report : reports) {
+    EXPECT_EQ(report["template"], "dense_f32");
+    EXPECT_GE(report["count"].get<int>(), 20000) << report["op"];
+    EXPECT_FALSE(report["complete"].get<bool>());
+    bool small_tile = false, split_k = false;
+    for (const auto& c : report["candidates"]) {
+      int bm = c["WARPS_M"].get<int>() * c["THREADS_M"].get<int>() * c["TM"].get<int>();
+      small_tile = small_tile || bm <= 16;
+      split_k = split_k || c["SPLITK"].get<int>() > 1;
+    }
+    EXPECT_TRUE(small_tile) << report["op"];
+    EXPECT_TRUE(split_k) << report["op"];
+  }
+}
+
+TEST(CliInspectSpace, TextViewCountsAndListsCandidates) {
+  CommandResult r = run_cli({"inspect", config("bert_base_dense.json"), "--space", "--gpu",
+                             "h100", "--max-candidates", "500", "--rows", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_EQ(r.out.rfind("micro-kernel space of bert_dense on NVIDIA H100", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("fc2: template dense_f32, largest M=2048 N=768 K=3072: at least 500 valid"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace
