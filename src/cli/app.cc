@@ -32,6 +32,7 @@ int run(int argc, char** argv) {
   register_devices(app, global, action);
   register_inspect(app, global, action);
   register_build(app, global, action);
+  register_bench(app, global, action);
 
   try {
     try {
