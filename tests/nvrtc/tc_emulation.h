@@ -1,16 +1,23 @@
-// TEST DOUBLE: just enough of CUDA's device dialect, and of the warp-level instructions the
-// tensor-core templates use, to compile templates/dense_tc.cu as host C++ and run each block's
-// threads as host threads. ldmatrix and mma.sync are carried out with the lane-to-fragment
-// layouts of the PTX ISA, the lanes of a warp exchanging their operands through a per-warp
-// mailbox; so the kernel's swizzle, fragment indexing, local padding, split-K slices and
-// epilogues are checked on a machine without a GPU. Copies that are cp.async on the GPU happen
-// synchronously here, so this cannot find a missing cp.async wait; the GPU tests can.
+// TEST DOUBLE: just enough of CUDA's device dialect, and of the instructions the tensor-core
+// templates use, to compile templates/dense_tc.cu and dense_wgmma.cu as host C++ and run each
+// block's threads as host threads. ldmatrix and mma.sync are carried out with the
+// lane-to-fragment layouts of the PTX ISA, the lanes of a warp exchanging their operands through
+// a per-warp mailbox; wgmma decodes its shared-memory descriptors and applies the 128-byte
+// swizzle to addresses as the hardware does; mbarriers count arrivals and phases. So the
+// kernels' swizzles, fragment indexing, local padding, pipeline protocol, split-K slices and
+// epilogues are checked on a machine without a GPU. Copies that are cp.async on the GPU, and
+// wgmma, happen synchronously here, so this cannot find a missing wait or fence; the GPU tests
+// can. A pipeline that deadlocks aborts the test after kEmuDeadlockSeconds.
 #pragma once
 
 #include <math.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -45,7 +52,7 @@ inline thread_local EmuDim3 threadIdx;
 
 // Shared memory of the one block that runs at a time (this header is included by one test).
 extern "C" {
-alignas(1024) uint4 dc_smem[160 * 1024 / 16];
+alignas(1024) uint4 dc_smem[227 * 1024 / 16];
 }
 
 class EmuBarrier {
@@ -159,6 +166,83 @@ inline void dc_emu_mma16816(float (&d)[4], const unsigned (&a)[4], const unsigne
     for (int k = 0; k < 16; ++k) sum += double(a_at(row, k)) * double(b_at(k, col));
     d[e] += float(sum);
   }
+}
+
+// ---- mbarrier ------------------------------------------------------------------------------
+constexpr int kEmuDeadlockSeconds = 30;
+struct EmuMbarrier {
+  unsigned expected = 0, pending = 0, phase = 0;  // phase: completed phases so far
+};
+inline std::mutex emu_mbar_mu;
+inline std::condition_variable emu_mbar_cv;
+inline std::map<unsigned, EmuMbarrier> emu_mbars;  // by shared address
+
+inline void dc_emu_mbar_init(unsigned bar, unsigned count) {
+  std::lock_guard<std::mutex> lock(emu_mbar_mu);
+  emu_mbars[bar] = EmuMbarrier{count, count, 0};
+}
+
+inline void dc_emu_mbar_arrive(unsigned bar) {
+  std::lock_guard<std::mutex> lock(emu_mbar_mu);
+  auto it = emu_mbars.find(bar);
+  if (it == emu_mbars.end() || it->second.expected == 0) {
+    std::fprintf(stderr, "arrive on an uninitialised mbarrier at %u\n", bar);
+    std::abort();
+  }
+  if (--it->second.pending == 0) {
+    ++it->second.phase;
+    it->second.pending = it->second.expected;
+    emu_mbar_cv.notify_all();
+  }
+}
+
+// The phase with parity `parity` is complete when the phase now in progress has the other one.
+inline void dc_emu_mbar_wait(unsigned bar, unsigned parity) {
+  std::unique_lock<std::mutex> lock(emu_mbar_mu);
+  const bool done = emu_mbar_cv.wait_for(lock, std::chrono::seconds(kEmuDeadlockSeconds), [&] {
+    return (emu_mbars[bar].phase & 1u) != (parity & 1u);
+  });
+  if (!done) {
+    std::fprintf(stderr, "mbarrier %u: waited %d s for parity %u: the pipeline deadlocked\n", bar,
+                 kEmuDeadlockSeconds, parity);
+    std::abort();
+  }
+}
+
+// ---- wgmma ---------------------------------------------------------------------------------
+// The byte address of element (row, k) of a K-major operand under a 128-byte-swizzle
+// descriptor: rows of 128 bytes in groups of 8, groups `stride` bytes apart, then bits 4-6 of
+// the address XORed with bits 7-9.
+inline unsigned emu_sw128_address(unsigned long long desc, int row, int k) {
+  const unsigned start = unsigned(desc & 0x3FFF) << 4;
+  const unsigned stride = unsigned((desc >> 32) & 0x3FFF) << 4;
+  if ((desc >> 62) != 1 || ((desc >> 49) & 7) != 0)
+    throw std::logic_error("descriptor is not a 128-byte swizzle with base offset 0");
+  const unsigned logical =
+      start + unsigned(row / 8) * stride + unsigned(row % 8) * 128 + unsigned(k / 8) * 16 +
+      unsigned(k % 8) * 2;
+  return logical ^ (((logical >> 7) & 7u) << 4);
+}
+
+// wgmma.mma_async.m64nNk16, both operands K-major in shared memory: this thread's accumulators
+// (warp w of the warpgroup: rows 16w + lane/4 and + 8; n8 block i: columns 8i + 2(lane%4), + 1).
+inline void dc_emu_wgmma(float* acc, int n, unsigned long long da, unsigned long long db,
+                         int dtype) {
+  const unsigned ctid = threadIdx.x % 128, warp = ctid / 32, lane = ctid % 32;
+  auto element = [&](unsigned long long desc, int row, int k) {
+    uint16_t bits;
+    std::memcpy(&bits, emu_shared(emu_sw128_address(desc, row, k)), 2);
+    return dc_emu_to_float(bits, dtype);
+  };
+  for (int i = 0; i < n / 8; ++i)
+    for (int half = 0; half < 2; ++half)
+      for (int j = 0; j < 2; ++j) {
+        const int row = int(warp * 16 + lane / 4) + 8 * half;
+        const int col = 8 * i + int(lane % 4) * 2 + j;
+        double sum = 0;
+        for (int k = 0; k < 16; ++k) sum += double(element(da, row, k)) * element(db, col, k);
+        acc[4 * i + 2 * half + j] += float(sum);
+      }
 }
 
 // Runs kernel over the grid, one block after another, each block's threads concurrently.

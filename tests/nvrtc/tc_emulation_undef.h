@@ -15,3 +15,10 @@
 #undef STATIC_K
 #undef dietcode_dense_tc
 #undef dietcode_dense_tc_reduce
+#undef DIETCODE_WGMMA_H_
+#undef DC_WGMMA_TYPE
+#undef WG_M
+#undef WGM
+#undef BN
+#undef dietcode_dense_wgmma
+#undef dietcode_dense_wgmma_reduce
