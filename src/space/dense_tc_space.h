@@ -28,6 +28,22 @@ struct DenseTcGeometry {
   static DenseTcGeometry of(const MicroKernel& mk);
 };
 
+const TemplateSpace& dense_wgmma_space();
+
+// What a dense_wgmma micro-kernel asks of the GPU, as templates/dense_wgmma.cu computes it.
+struct DenseWgmmaGeometry {
+  int threads = 0;     // 128 * (1 + WG_M): a producer warpgroup and WG_M consumers
+  int bm = 0, bn = 0;  // WGM * WG_M (WGM = 64, wgmma's m), BN
+  // STAGES * (BM + BN) * 128 bytes of 128-byte-swizzled tiles, 1024 bytes of slack to align them
+  // to the swizzle's 1024-byte period, and 1024 for the mbarriers.
+  int smem_bytes = 0;
+  // Consumer registers per thread: BN / 2 fp32 accumulators plus addresses, descriptors and
+  // loop state (calibrated on ptxas reports).
+  int register_estimate = 0;
+
+  static DenseWgmmaGeometry of(const MicroKernel& mk);
+};
+
 // Whether the GPU has tensor cores for the op's element type that these templates can drive:
 // compute capability 8.0 or newer (bf16 mma.sync, cp.async, ldmatrix) and a non-zero tensor
 // peak for the type in its spec.
