@@ -83,11 +83,11 @@ constexpr int kThreads = WARPS_M * WARPS_N * 32;
 constexpr int kSplitK = SPLITK;
 constexpr int kBM = WARPS_M * WM;
 constexpr int kBN = WARPS_N * WN;
-constexpr int kMmaM = WM / 16;           // mma tiles of a warp along M
-constexpr int kMmaN = WN / 8;            // ... along N
-constexpr int kChunksPerRow = BK / 8;    // 16-byte chunks in one tile row
-constexpr int kStageA = kBM * BK;        // elements of one A (X) stage
-constexpr int kStageB = kBN * BK;        // elements of one B (W) stage
+constexpr int kMmaM = WM / 16;         // mma tiles of a warp along M
+constexpr int kMmaN = WN / 8;          // ... along N
+constexpr int kChunksPerRow = BK / 8;  // 16-byte chunks in one tile row
+constexpr int kStageA = kBM * BK;      // elements of one A (X) stage
+constexpr int kStageB = kBN * BK;      // elements of one B (W) stage
 constexpr int kSmemBytes = STAGES * (kStageA + kStageB) * 2;
 static_assert(kThreads <= 1024, "too many threads");
 
@@ -122,8 +122,7 @@ struct TileLoad {
   // rows_left: rows of the operand from the tile's first row on; k_end: end of the K slice.
   static __device__ __forceinline__ void async(unsigned dst, elem_t* dst_ptr,
                                                const elem_t* __restrict__ src, int rows_left,
-                                               int ld, int k0, int k_end, bool k_aligned,
-                                               int tid) {
+                                               int ld, int k0, int k_end, bool k_aligned, int tid) {
     const int r0 = tid / kChunksPerRow;
     const int chunk = tid % kChunksPerRow;
     const int gk = k0 + chunk * 8;
@@ -290,9 +289,9 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
 
   const elem_t* a_base = static_cast<const elem_t*>(args.a) + batch * args.stride_a;
   const elem_t* bias = static_cast<const elem_t*>(args.bias);
-  float* partial = SPLITK > 1 ? static_cast<float*>(args.workspace) +
-                                   (long long)(batch * SPLITK + split) * m * n
-                             : nullptr;
+  float* partial =
+      SPLITK > 1 ? static_cast<float*>(args.workspace) + (long long)(batch * SPLITK + split) * m * n
+                 : nullptr;
   elem_t* out = static_cast<elem_t*>(args.c) + batch * args.stride_c;
   const bool packed_ok = n % 2 == 0;
 

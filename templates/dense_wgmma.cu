@@ -134,7 +134,8 @@ __device__ __forceinline__ void produce_tile(unsigned dst, unsigned char* dst_pt
 
 // The four k16 MMAs of one stage for consumer c: A rows 64c .. 64c + 63 of the stage, all BN
 // rows of B, each k16 step 32 bytes further into the 128-byte rows.
-__device__ __forceinline__ void consume_stage(unsigned a_tile, unsigned b_tile, float (&acc)[kAcc]) {
+__device__ __forceinline__ void consume_stage(unsigned a_tile, unsigned b_tile,
+                                              float (&acc)[kAcc]) {
 #pragma unroll
   for (int kk = 0; kk < BK / 16; ++kk) {
     const unsigned long long da = sw128_descriptor(a_tile + kk * 32);
@@ -240,9 +241,9 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   const int ctid = tid - 128 * wg;  // thread in the warpgroup
   const int warp = ctid >> 5, lane = ctid & 31;
   const elem_t* bias = static_cast<const elem_t*>(args.bias);
-  float* partial = SPLITK > 1 ? static_cast<float*>(args.workspace) +
-                                    (long long)(batch * SPLITK + split) * m * n
-                              : nullptr;
+  float* partial =
+      SPLITK > 1 ? static_cast<float*>(args.workspace) + (long long)(batch * SPLITK + split) * m * n
+                 : nullptr;
   elem_t* out = static_cast<elem_t*>(args.c) + batch * args.stride_c;
   const bool packed_ok = n % 2 == 0;
 
@@ -269,7 +270,9 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
     }
     wgmma_wait<0>();
     pin_registers(acc);
-    if (previous >= 0) mbar_arrive(empty_bar(previous));
+    if (previous >= 0) {
+      mbar_arrive(empty_bar(previous));
+    }
 
     // Only the stores are guarded: padding rows and columns are dropped here.
 #pragma unroll

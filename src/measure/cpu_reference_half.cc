@@ -50,8 +50,8 @@ std::vector<float> round_to_dtype(const std::vector<float>& values, DType dtype)
   return elements_to_floats(bits.data(), int64_t(bits.size()), dtype);
 }
 
-DenseAccumulation dense_accumulate_16bit(const uint16_t* x, const uint16_t* w, int64_t M,
-                                         int64_t N, int64_t K, DType dtype, int threads) {
+DenseAccumulation dense_accumulate_16bit(const uint16_t* x, const uint16_t* w, int64_t M, int64_t N,
+                                         int64_t K, DType dtype, int threads) {
   const auto xf = elements_to_floats(x, M * K, dtype);
   const auto wf = elements_to_floats(w, N * K, dtype);
   return dense_accumulate(xf.data(), wf.data(), M, N, K, threads);
@@ -62,8 +62,8 @@ std::vector<float> dense_apply_epilogue_16bit(const DenseAccumulation& acc, cons
   check_16bit(dtype);
   std::vector<float> bias_f;
   if (bias) bias_f = elements_to_floats(bias, acc.N, dtype);
-  return round_to_dtype(
-      dense_apply_epilogue(acc, bias ? bias_f.data() : nullptr, epilogue, rows), dtype);
+  return round_to_dtype(dense_apply_epilogue(acc, bias ? bias_f.data() : nullptr, epilogue, rows),
+                        dtype);
 }
 
 DenseComparison compare_dense_16bit(const uint16_t* got, const std::vector<float>& want,

@@ -21,8 +21,8 @@ std::vector<uint16_t> floats_to_elements(const std::vector<float>& values, DType
 std::vector<float> round_to_dtype(const std::vector<float>& values, DType dtype);
 
 // Pre-activation sums of X[M,K] . W[N,K]^T for 16-bit X and W (double accumulation).
-DenseAccumulation dense_accumulate_16bit(const uint16_t* x, const uint16_t* w, int64_t M,
-                                         int64_t N, int64_t K, DType dtype, int threads = 0);
+DenseAccumulation dense_accumulate_16bit(const uint16_t* x, const uint16_t* w, int64_t M, int64_t N,
+                                         int64_t K, DType dtype, int threads = 0);
 
 // Y for the first `rows` rows: bias (16-bit elements, null when the epilogue has none) and
 // activation in double, then rounded to `dtype`; returned as floats (each exactly a `dtype`

@@ -56,7 +56,8 @@ const Gpu& gpu() {
       g.d = nullptr;
       return g;
     }
-    if (g.spec.cc_major < 8) g.error = "tensor-core templates need sm_80 or newer, GPU is " + g.spec.arch();
+    if (g.spec.cc_major < 8)
+      g.error = "tensor-core templates need sm_80 or newer, GPU is " + g.spec.arch();
     return g;
   }();
   return g;
@@ -112,7 +113,7 @@ struct Sample {
 
 std::map<std::string, int> tc(int warps_m, int warps_n, int wm, int wn, int bk, int stages,
                               int split) {
-  return {{"WARPS_M", warps_m}, {"WARPS_N", warps_n}, {"WM", wm},         {"WN", wn},
+  return {{"WARPS_M", warps_m}, {"WARPS_N", warps_n}, {"WM", wm},       {"WN", wn},
           {"BK", bk},           {"STAGES", stages},   {"SPLITK", split}};
 }
 
@@ -144,10 +145,10 @@ struct Layer {
   int64_t n, k;
   int64_t max_m;  // the largest M the layer is checked at
 };
-const Layer kLayers[] = {{768, 768, 1000},    {2304, 768, 1000},   {3072, 768, 1000},
-                         {768, 3072, 1000},   {11008, 4096, 1000}, {4096, 11008, 1000},
-                         {1000, 776, 1000},   {1001, 771, 1000}};
-const int64_t kMs[] = {1,  2,  3,  4,  5,  6,  7,   8,   9,   10,  11,  12,
+const Layer kLayers[] = {{768, 768, 1000},  {2304, 768, 1000},   {3072, 768, 1000},
+                         {768, 3072, 1000}, {11008, 4096, 1000}, {4096, 11008, 1000},
+                         {1000, 776, 1000}, {1001, 771, 1000}};
+const int64_t kMs[] = {1,  2,  3,  4,  5,  6,  7,  8,   9,   10,  11,  12,
                        13, 14, 15, 16, 17, 31, 33, 127, 128, 129, 1000};
 
 // One layer's 16-bit inputs on host and device, and its reference accumulation.
@@ -201,8 +202,8 @@ class DenseTcGpu : public ::testing::Test {
     auto it = d.want.find(e);
     if (it == d.want.end())
       it = d.want
-               .emplace(e, dense_apply_epilogue_16bit(d.acc, d.bias.data(), e, d.layer.max_m,
-                                                      d.dtype))
+               .emplace(e,
+                        dense_apply_epilogue_16bit(d.acc, d.bias.data(), e, d.layer.max_m, d.dtype))
                .first;
     return it->second;
   }
@@ -228,8 +229,7 @@ void compile_all(std::vector<Job>& jobs) {
   for (size_t i = 0; i < jobs.size(); ++i) jobs[i].build = builds[i].get();
 }
 
-Job make_job(const Sample& sample, Layer layer, DType dtype, Epilogue epilogue,
-             bool static_dims) {
+Job make_job(const Sample& sample, Layer layer, DType dtype, Epilogue epilogue, bool static_dims) {
   Job job;
   job.label = sample.label + (static_dims ? " static " : " dynamic ") + to_string(dtype) + " " +
               std::to_string(layer.n) + "x" + std::to_string(layer.k) + " epilogue " +
@@ -337,8 +337,8 @@ TEST_F(DenseTcGpu, SampledMicroKernelsMatchTheReference) {
 }
 
 TEST_F(DenseTcGpu, SplitKIsBitwiseReproducible) {
-  std::vector<Job> jobs{make_job(samples()[5], {768, 3072, 1000}, DType::kBFloat16,
-                                 Epilogue::kBias, true)};
+  std::vector<Job> jobs{
+      make_job(samples()[5], {768, 3072, 1000}, DType::kBFloat16, Epilogue::kBias, true)};
   if (hopper())
     jobs.push_back(
         make_job(samples()[8], {768, 3072, 1000}, DType::kFloat16, Epilogue::kGelu, true));
@@ -370,8 +370,8 @@ TEST_F(DenseTcGpu, ReferenceKernelMatchesTheCpu) {
       job.epilogue = e;
       job.label = std::string("reference_gemm ") + to_string(dtype) + " " + to_string(e);
       job.kernel = generate_reference_kernel(dense_op(1001, 771, false, dtype, e));
-      job.build = testing::nvrtc_build("reference_gemm.cu", job.kernel.source,
-                                       job.kernel.options, gpu().spec.arch());
+      job.build = testing::nvrtc_build("reference_gemm.cu", job.kernel.source, job.kernel.options,
+                                       gpu().spec.arch());
       check_job(job);
     }
 }

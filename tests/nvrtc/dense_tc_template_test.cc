@@ -58,9 +58,9 @@ void compile_cases(const std::vector<Case>& cases) {
   for (const Case& c : cases) {
     const GeneratedKernel kernel =
         generate_kernel(dense_op(c.n, c.k, c.dtype, c.epilogue), MicroKernel{c.tmpl, c.params});
-    const std::vector<std::string> archs =
-        c.tmpl == "dense_wgmma" ? std::vector<std::string>{"sm_90a"}
-                                : std::vector<std::string>{"sm_80", "sm_90"};
+    const std::vector<std::string> archs = c.tmpl == "dense_wgmma"
+                                               ? std::vector<std::string>{"sm_90a"}
+                                               : std::vector<std::string>{"sm_80", "sm_90"};
     for (const auto& arch : archs) jobs.push_back({&c, kernel, arch, {}});
   }
   std::atomic<size_t> next{0};
@@ -92,7 +92,7 @@ void compile_cases(const std::vector<Case>& cases) {
 
 std::map<std::string, int> tc(int warps_m, int warps_n, int wm, int wn, int bk, int stages,
                               int split = 1) {
-  return {{"WARPS_M", warps_m}, {"WARPS_N", warps_n}, {"WM", wm},         {"WN", wn},
+  return {{"WARPS_M", warps_m}, {"WARPS_N", warps_n}, {"WM", wm},       {"WN", wn},
           {"BK", bk},           {"STAGES", stages},   {"SPLITK", split}};
 }
 
@@ -121,8 +121,7 @@ TEST(DenseTcTemplate, RefusesArchsWithoutItsInstructions) {
 
 TEST(DenseTcTemplate, DefaultsBothTypesEveryStageAndBk) {
   std::vector<Case> cases = {{"defaults bf16 3072x768", "dense_tc", {}},
-                             {"defaults f16 3072x768", "dense_tc", {}, 3072, 768,
-                              DType::kFloat16}};
+                             {"defaults f16 3072x768", "dense_tc", {}, 3072, 768, DType::kFloat16}};
   for (int bk : {32, 64})
     for (int stages = 2; stages <= 4; ++stages)
       cases.push_back({"128x64 BK=" + std::to_string(bk) + " STAGES=" + std::to_string(stages),
@@ -137,8 +136,7 @@ TEST(DenseTcTemplate, SmallestAndLargestTiles) {
       {"odd n8 count: 2x2 warps 32x24", "dense_tc", tc(2, 2, 32, 24, 64, 3), 1000, 776},
       {"one warp 128x32", "dense_tc", tc(1, 1, 128, 32, 32, 3)},
       {"one warp 16x128", "dense_tc", tc(1, 1, 16, 128, 64, 4)},
-      {"largest: 4x2 warps of 64x64 (256x128) BK64 4 stages", "dense_tc",
-       tc(4, 2, 64, 64, 64, 4)},
+      {"largest: 4x2 warps of 64x64 (256x128) BK64 4 stages", "dense_tc", tc(4, 2, 64, 64, 64, 4)},
       {"8 warps 2x4 of 64x32 (128x128)", "dense_tc", tc(2, 4, 64, 32, 32, 4)},
       {"16 warps 8x2 of 16x64 (128x128)", "dense_tc", tc(8, 2, 16, 64, 32, 3)},
       {"32 warps 8x4 of 16x16 (128x64), 1024 threads", "dense_tc", tc(8, 4, 16, 16, 32, 2)},
@@ -147,14 +145,15 @@ TEST(DenseTcTemplate, SmallestAndLargestTiles) {
 
 TEST(DenseTcTemplate, SplitKEpiloguesAndDimensions) {
   std::vector<Case> cases = {
-      {"SPLITK=16 bias f16", "dense_tc", tc(1, 2, 16, 32, 32, 4, 16), 768, 3072,
-       DType::kFloat16, Epilogue::kBias},
+      {"SPLITK=16 bias f16", "dense_tc", tc(1, 2, 16, 32, 32, 4, 16), 768, 3072, DType::kFloat16,
+       Epilogue::kBias},
       {"SPLITK=3 dynamic N,K bias_gelu", "dense_tc", tc(2, 2, 32, 32, 64, 3, 3), 0, 0,
        DType::kBFloat16, Epilogue::kBiasGelu},
       {"static K=771 (scalar loads), N=1001", "dense_tc", tc(2, 2, 64, 32, 32, 3), 1001, 771,
        DType::kFloat16, Epilogue::kBiasRelu},
       {"dynamic N,K defaults", "dense_tc", {}, 0, 0},
-      {"MIN_BLOCKS=2 128x64", "dense_tc", [] {
+      {"MIN_BLOCKS=2 128x64", "dense_tc",
+       [] {
          auto p = tc(2, 2, 64, 32, 32, 3);
          p["MIN_BLOCKS"] = 2;
          return p;
@@ -188,8 +187,8 @@ TEST(DenseWgmmaTemplate, EveryWarpgroupShapeAndStage) {
       cases.push_back({"WG_M=" + std::to_string(wg_m) + " BN=" + std::to_string(bn) + " 4 stages",
                        "dense_wgmma", wg(wg_m, bn, 4)});
   for (int stages : {2, 3, 5, 6})
-    cases.push_back({"WG_M=1 BN=128 STAGES=" + std::to_string(stages), "dense_wgmma",
-                     wg(1, 128, stages)});
+    cases.push_back(
+        {"WG_M=1 BN=128 STAGES=" + std::to_string(stages), "dense_wgmma", wg(1, 128, stages)});
   compile_cases(cases);
 }
 
@@ -197,8 +196,8 @@ TEST(DenseWgmmaTemplate, SplitKEpiloguesAndDimensions) {
   std::vector<Case> cases = {
       {"SPLITK=8 bias f16", "dense_wgmma", wg(1, 64, 4, 8), 768, 3072, DType::kFloat16,
        Epilogue::kBias},
-      {"dynamic N,K SPLITK=3 bias_gelu", "dense_wgmma", wg(2, 128, 4, 3), 0, 0,
-       DType::kBFloat16, Epilogue::kBiasGelu},
+      {"dynamic N,K SPLITK=3 bias_gelu", "dense_wgmma", wg(2, 128, 4, 3), 0, 0, DType::kBFloat16,
+       Epilogue::kBiasGelu},
       {"static K=771 (scalar loads), N=1001", "dense_wgmma", wg(2, 128, 3), 1001, 771,
        DType::kFloat16, Epilogue::kRelu},
       {"Llama up 11008x4096 128x256", "dense_wgmma", wg(2, 256, 4), 11008, 4096},

@@ -23,10 +23,10 @@ struct EmuKernel {
   Epilogue epilogue;
 };
 
-#define EMU_KERNEL(ns, dtype, epi)                                                          \
-  ::dietcode::testing::EmuKernel {                                                          \
-    #ns, ns::ns##_main, ns::ns##_reduce, ns::dc::kThreads, ns::dc::kBM, ns::dc::kBN,        \
-        ns::dc::kSplitK, ns::dc::kSmemBytes, dtype, epi                                     \
+#define EMU_KERNEL(ns, dtype, epi)                                                   \
+  ::dietcode::testing::EmuKernel {                                                   \
+#ns, ns::ns##_main, ns::ns##_reduce, ns::dc::kThreads, ns::dc::kBM, ns::dc::kBN, \
+        ns::dc::kSplitK, ns::dc::kSmemBytes, dtype, epi                              \
   }
 
 inline std::vector<uint16_t> random_elements(size_t n, DType dtype, std::mt19937& rng) {
@@ -38,7 +38,8 @@ inline std::vector<uint16_t> random_elements(size_t n, DType dtype, std::mt19937
 
 // Runs one kernel on one shape with the grid's y clamped to grid_y_cap (to exercise the loop
 // over M tiles), checks it against the reference and that nothing outside Y was written.
-inline void run_case(const EmuKernel& k, int64_t M, int64_t N, int64_t K, unsigned grid_y_cap = 65535) {
+inline void run_case(const EmuKernel& k, int64_t M, int64_t N, int64_t K,
+                     unsigned grid_y_cap = 65535) {
   SCOPED_TRACE(k.name + " M=" + std::to_string(M) + " N=" + std::to_string(N) +
                " K=" + std::to_string(K));
   ASSERT_LE(k.smem_bytes, int(sizeof(dc_smem)));
@@ -66,8 +67,8 @@ inline void run_case(const EmuKernel& k, int64_t M, int64_t N, int64_t K, unsign
   emu_launch(k.main, grid, k.threads, args);
   if (k.split_k > 1) {
     const int reduce_threads = 64;
-    const unsigned rgrid[3] = {unsigned((M * N + reduce_threads * 4 - 1) / (reduce_threads * 4)),
-                               1, 1};
+    const unsigned rgrid[3] = {unsigned((M * N + reduce_threads * 4 - 1) / (reduce_threads * 4)), 1,
+                               1};
     emu_launch(k.reduce, rgrid, reduce_threads, args);
     for (size_t i = size_t(k.split_k * M * N); i < ws.size(); ++i)
       ASSERT_TRUE(std::isnan(ws[i])) << "workspace written past its end at " << i;
@@ -79,8 +80,8 @@ inline void run_case(const EmuKernel& k, int64_t M, int64_t N, int64_t K, unsign
   const auto acc = dense_accumulate_16bit(x.data(), w.data(), M, N, K, k.dtype, 1);
   const auto want =
       dense_apply_epilogue_16bit(acc, with_bias ? bias.data() : nullptr, k.epilogue, M, k.dtype);
-  const auto cmp = compare_dense_16bit(y.data(), want, acc, with_bias ? bias.data() : nullptr, M,
-                                       k.dtype);
+  const auto cmp =
+      compare_dense_16bit(y.data(), want, acc, with_bias ? bias.data() : nullptr, M, k.dtype);
   EXPECT_TRUE(cmp.ok) << cmp.message;
 }
 

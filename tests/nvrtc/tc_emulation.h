@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -148,7 +148,9 @@ inline void dc_emu_mma16816(float (&d)[4], const unsigned (&a)[4], const unsigne
                             int dtype) {
   const uint32_t words[6] = {a[0], a[1], a[2], a[3], b[0], b[1]};
   const auto box = emu_exchange(words, 6);
-  auto half_of = [&](uint32_t w, int k) { return dc_emu_to_float((w >> (16 * (k % 2))) & 0xFFFF, dtype); };
+  auto half_of = [&](uint32_t w, int k) {
+    return dc_emu_to_float((w >> (16 * (k % 2))) & 0xFFFF, dtype);
+  };
   auto a_at = [&](int row, int k) {
     const int lane = (row % 8) * 4 + (k % 8) / 2;
     const int reg = (row >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0);
@@ -218,9 +220,8 @@ inline unsigned emu_sw128_address(unsigned long long desc, int row, int k) {
   const unsigned stride = unsigned((desc >> 32) & 0x3FFF) << 4;
   if ((desc >> 62) != 1 || ((desc >> 49) & 7) != 0)
     throw std::logic_error("descriptor is not a 128-byte swizzle with base offset 0");
-  const unsigned logical =
-      start + unsigned(row / 8) * stride + unsigned(row % 8) * 128 + unsigned(k / 8) * 16 +
-      unsigned(k % 8) * 2;
+  const unsigned logical = start + unsigned(row / 8) * stride + unsigned(row % 8) * 128 +
+                           unsigned(k / 8) * 16 + unsigned(k % 8) * 2;
   return logical ^ (((logical >> 7) & 7u) << 4);
 }
 

@@ -18,8 +18,7 @@ TEST(CpuReferenceHalf, ConversionsRoundToNearestEven) {
   const std::vector<float> v = {1.0f, 1.0f + 0x1p-11f, 1.0f + 0x1.8p-11f, -2.5f};
   EXPECT_EQ(floats_to_elements(v, DType::kFloat16),
             (std::vector<uint16_t>{0x3C00, 0x3C00, 0x3C01, 0xC100}));
-  EXPECT_EQ(round_to_dtype(v, DType::kBFloat16),
-            (std::vector<float>{1.0f, 1.0f, 1.0f, -2.5f}));
+  EXPECT_EQ(round_to_dtype(v, DType::kBFloat16), (std::vector<float>{1.0f, 1.0f, 1.0f, -2.5f}));
   const uint16_t bits[] = {0x3C00, 0xC100};
   EXPECT_EQ(elements_to_floats(bits, 2, DType::kFloat16), (std::vector<float>{1.0f, -2.5f}));
   EXPECT_THROW(elements_to_floats(bits, 2, DType::kFloat32), std::invalid_argument);
@@ -89,13 +88,11 @@ TEST_P(CompareHalf, RejectsNanAndAWrongElement) {
   wrong[10] = floats_to_elements({want[10] + 0.25f}, GetParam())[0];
   const auto cmp = compare_dense_16bit(wrong.data(), want, acc, nullptr, M, GetParam());
   EXPECT_FALSE(cmp.ok);
-  EXPECT_EQ(cmp.message.rfind("1 of 63 outputs differ from the reference; first at [1, 3]", 0),
-            0u)
+  EXPECT_EQ(cmp.message.rfind("1 of 63 outputs differ from the reference; first at [1, 3]", 0), 0u)
       << cmp.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, CompareHalf,
-                         ::testing::Values(DType::kFloat16, DType::kBFloat16),
+INSTANTIATE_TEST_SUITE_P(Types, CompareHalf, ::testing::Values(DType::kFloat16, DType::kBFloat16),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 }  // namespace

@@ -3,13 +3,14 @@
 // templates' geometry, each constraint rejects what it must, and the enumerated spaces for
 // BERT's and Llama's layers are non-trivial on H100 limits, empty where the GPU lacks the
 // tensor cores or the instructions.
+#include "space/dense_tc_space.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-#include "space/dense_tc_space.h"
 #include "space/gpu_spec.h"
 #include "space/space.h"
 #include "space/template_space.h"
@@ -122,8 +123,8 @@ TEST_F(TensorCoreSpaces, DenseTcLimits) {
       tc, {{"WARPS_M", 8}, {"WARPS_N", 4}, {"WN", 128}, {"BK", 64}, {"STAGES", 4}, {"WM", 64}});
   EXPECT_TRUE(rejected_by(tc, huge, ctx, "shared memory per block"));
   // 8 warps of 64 x 64: 200 estimated registers x 256 threads fit; 16 warps do not.
-  EXPECT_FALSE(rejected_by(tc, with(tc, {{"WARPS_N", 4}, {"WN", 64}}), ctx,
-                           "register estimate * threads"));
+  EXPECT_FALSE(
+      rejected_by(tc, with(tc, {{"WARPS_N", 4}, {"WN", 64}}), ctx, "register estimate * threads"));
   EXPECT_TRUE(rejected_by(tc, with(tc, {{"WARPS_M", 4}, {"WARPS_N", 4}, {"WN", 64}}), ctx,
                           "register estimate * threads"));
   // Two blocks of 128 threads leave 255 registers each; of 512 threads 64, fewer than the 152
@@ -185,8 +186,7 @@ TEST_F(TensorCoreSpaces, WgmmaOnlyOnComputeCapability90) {
     EXPECT_TRUE(rejected_by(wg, wg.defaults(), SpaceContext{other, fc1, ctx.largest}, rule))
         << other.arch();
   const GpuSpec a100 = gpu_with(8, 0);
-  EXPECT_TRUE(
-      SearchSpace(wg, SpaceContext{a100, fc1, ctx.largest}).enumerate().candidates.empty());
+  EXPECT_TRUE(SearchSpace(wg, SpaceContext{a100, fc1, ctx.largest}).enumerate().candidates.empty());
 }
 
 TEST_F(TensorCoreSpaces, WgmmaLimits) {

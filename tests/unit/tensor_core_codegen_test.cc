@@ -73,10 +73,12 @@ TEST(TensorCoreCodegen, DynamicDimsAndBfloat16) {
 }
 
 TEST(TensorCoreCodegen, StaticKNotAMultipleOf8NeedsOnlyFourByteAlignment) {
-  const auto odd = generate_kernel(dense_op(1000, 771, DType::kFloat16), MicroKernel{"dense_tc", {}});
+  const auto odd =
+      generate_kernel(dense_op(1000, 771, DType::kFloat16), MicroKernel{"dense_tc", {}});
   EXPECT_THAT(odd.options, Contains("-DSTATIC_K=771"));
   EXPECT_EQ(odd.plan.min_alignment_bytes, 4);
-  const auto even = generate_kernel(dense_op(1000, 776, DType::kFloat16), MicroKernel{"dense_tc", {}});
+  const auto even =
+      generate_kernel(dense_op(1000, 776, DType::kFloat16), MicroKernel{"dense_tc", {}});
   EXPECT_EQ(even.plan.min_alignment_bytes, 16);
 }
 
@@ -115,8 +117,7 @@ TEST(TensorCoreCodegen, RejectsFloat32AndUnknownTunables) {
     tensor_core_dtype_code(dense_op(768, 768, DType::kFloat32));
     FAIL() << "no exception";
   } catch (const UserError& e) {
-    EXPECT_STREQ(e.what(),
-                 "op \"fc\": tensor-core kernels take float16 or bfloat16, not float32");
+    EXPECT_STREQ(e.what(), "op \"fc\": tensor-core kernels take float16 or bfloat16, not float32");
   }
 }
 
