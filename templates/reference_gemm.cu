@@ -40,7 +40,7 @@ __device__ __forceinline__ dc_ref_t dc_ref_store(double v) {
   const int exp = (int)((f >> 23) & 0xFF) - 127 + 15;
   unsigned mant = (f & 0x7FFFFFu) | 0x800000u;
   if (exp >= 31) return (dc_ref_t)(sign | 0x7C00u);  // overflow: infinity
-  if (exp <= 0) {  // a subnormal half, or zero
+  if (exp <= 0) {                                    // a subnormal half, or zero
     if (exp < -10) return (dc_ref_t)sign;
     const int shift = 14 - exp;
     unsigned half = mant >> shift, rest = mant & ((1u << shift) - 1), tie = 1u << (shift - 1);

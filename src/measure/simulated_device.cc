@@ -15,9 +15,6 @@ namespace {
 // so that the best fp32 SIMT kernels reach 60-70% of the FMA peak at large sizes, as they do.
 constexpr double kSimtBaseEfficiency = 0.75;    // address arithmetic, loop and epilogue overhead
 constexpr double kTensorBaseEfficiency = 0.70;  // plus fragment shuffles
-constexpr double kWarpgroupBaseEfficiency = 0.80;  // wgmma: operands straight from shared memory
-constexpr double kMmaSyncOnHopper = 0.65;  // mma.sync reaches about 2/3 of sm_90's wgmma peak
-constexpr double kWarpgroupSyncOverheadK = 4;  // mbarrier hand-offs instead of block barriers
 constexpr double kSmemBytesPerClock = 128;      // per SM: 32 banks x 4 bytes
 constexpr double kSimtSyncOverheadK = 2;        // cost of one k-tile's barrier and pointer bumps,
 constexpr double kTensorSyncOverheadK = 8;      //   in k steps of useful work
@@ -35,6 +32,13 @@ constexpr int kSmemReservedPerBlock = 1024;     // the driver reserves this per 
 constexpr int kRegisterUnitPerWarp = 256;       // registers are allocated per warp in these units
 constexpr double kReduceLaunchFraction = 0.5;   // a second launch in the same stream hides part
                                                 // of its overhead behind the first kernel
+
+// Tensor-core instruction classes. sm_90 specs carry wgmma's peak; warp-level mma.sync issues at
+// about 2/3 of it there. Warpgroup MMA reads both operands from shared memory (no fragment
+// loads) and hands stages over with mbarriers instead of block-wide barriers.
+constexpr double kWarpgroupBaseEfficiency = 0.80;
+constexpr double kMmaSyncOnHopper = 0.65;
+constexpr double kWarpgroupSyncOverheadK = 4;
 
 bool is_tensor_core(DType dtype) { return dtype != DType::kFloat32; }
 // Warp-specialized warpgroup-MMA templates (dense_wgmma), by the conventional tunable WG_M:

@@ -9,7 +9,7 @@ namespace dietcode {
 
 const std::vector<const TemplateSpace*>& all_template_spaces() {
   static const std::vector<const TemplateSpace*> all = {&dense_f32_space(), &dense_tc_space(),
-                                                         &dense_wgmma_space()};
+                                                        &dense_wgmma_space()};
   return all;
 }
 

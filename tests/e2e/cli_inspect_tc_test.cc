@@ -13,9 +13,8 @@ namespace {
 
 // (op, template) -> number of valid candidates, for Llama-7B's bf16 MLP on one GPU.
 std::map<std::pair<std::string, std::string>, int> counts_on(const std::string& gpu) {
-  CommandResult r =
-      run_cli({"inspect", source_dir() + "/configs/workloads/llama7b_mlp.json", "--space", "--gpu",
-               gpu, "--max-candidates", "200", "--json"});
+  CommandResult r = run_cli({"inspect", source_dir() + "/configs/workloads/llama7b_mlp.json",
+                             "--space", "--gpu", gpu, "--max-candidates", "200", "--json"});
   EXPECT_EQ(r.exit_code, 0) << r.summary();
   std::map<std::pair<std::string, std::string>, int> out;
   for (const auto& report : nlohmann::json::parse(r.out))

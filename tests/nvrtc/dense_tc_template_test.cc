@@ -3,9 +3,9 @@
 // pipeline depth with each BK, odd n8 counts, split-K with its reduction, every epilogue, f16
 // and bf16, static and dynamic N/K, a K that is not a multiple of 8, an odd N, MIN_BLOCKS, and
 // Llama-7B MLP layers — and dense_wgmma for sm_90a over every (WG_M, BN) pair and pipeline
-// depth. Kernels go through generate_kernel, so the plans' compile-time checks run too. The
-// templates refuse archs they cannot serve with a clear #error. Prints registers and compile
-// time per kernel and arch.
+// depth; and the 16-bit reference kernel for every arch. Kernels go through generate_kernel,
+// so the plans' compile-time checks run too. The templates refuse archs they cannot serve
+// with a clear #error. Prints registers and compile time per kernel and arch.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -165,6 +165,17 @@ TEST(DenseTcTemplate, SplitKEpiloguesAndDimensions) {
     cases.push_back({"EPILOGUE=" + std::to_string(e) + " f16", "dense_tc", tc(2, 2, 32, 32, 32, 3),
                      3072, 768, DType::kFloat16, static_cast<Epilogue>(e)});
   compile_cases(cases);
+}
+
+TEST(ReferenceGemm, SixteenBitVariantsCompileForEveryArch) {
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    const auto k = generate_reference_kernel(dense_op(0, 0, dtype, Epilogue::kBiasGelu));
+    for (const std::string arch : {"sm_75", "sm_80", "sm_90"}) {
+      const auto build = testing::nvrtc_build("reference_gemm.cu", k.source, k.options, arch);
+      ASSERT_TRUE(build.ok) << to_string(dtype) << " " << arch << "\n" << build.log;
+      ASSERT_NE(build.entry("dietcode_reference_gemm"), nullptr);
+    }
+  }
 }
 
 TEST(DenseWgmmaTemplate, CompilesAloneAtItsDefaultsForSm90aOnly) {
