@@ -1,13 +1,15 @@
 // Every template dietcode knows. A new template adds its space function here (and its
 // declaration to templates.h); the search, code generation and the CLI find it by name.
 #include "common/error.h"
+#include "space/dense_tc_space.h"
 #include "space/template_space.h"
 #include "space/templates.h"
 
 namespace dietcode {
 
 const std::vector<const TemplateSpace*>& all_template_spaces() {
-  static const std::vector<const TemplateSpace*> all = {&dense_f32_space()};
+  static const std::vector<const TemplateSpace*> all = {&dense_f32_space(), &dense_tc_space(),
+                                                        &dense_wgmma_space()};
   return all;
 }
 
