@@ -21,6 +21,7 @@ bool is_elf(const std::string& bytes) {
 json inspecting_gpu(const json& request) {
   if (request.at("action") == "identify") {
     GpuSpec spec;
+    spec.name = "Fake GPU";
     return {{"name", "Fake GPU"}, {"arch", "sm_80"}, {"spec", gpu_spec_to_json(spec)}};
   }
   std::string problem;
