@@ -33,6 +33,7 @@ int run(int argc, char** argv) {
   register_inspect(app, global, action);
   register_build(app, global, action);
   register_bench(app, global, action);
+  register_measure_worker(app, global, action);
 
   try {
     try {
