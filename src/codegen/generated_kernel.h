@@ -13,18 +13,19 @@
 namespace dietcode {
 
 // How to launch a generated kernel for a concrete GemmShape:
-//   grid = (ceil(N / tile_n), ceil(M / tile_m), batch * split_k), block = threads
-// then, when reduce_entry is set, the split-K reduction kernel over the workspace:
-//   grid = (ceil(M * N / reduce_threads / 4)... computed by reduce_grid()), block = reduce_threads.
+//   grid = (ceil(N / tile_n), min(ceil(M / tile_m), 65535), batch * split_k), block = threads
+// (kernels loop over M tiles when the grid's y is clamped, so any M is covered), then, when
+// reduce_entry is set, the split-K reduction kernel over the workspace:
+//   grid = (ceil(batch * M * N / (4 * reduce_threads)), 1, 1), block = reduce_threads.
 struct LaunchPlan {
-  std::string entry;             // extern "C" __global__ name
+  std::string entry;  // extern "C" __global__ name
   int threads = 0;
-  int dynamic_smem_bytes = 0;    // > 48 KB needs the opt-in attribute
+  int dynamic_smem_bytes = 0;  // > 48 KB needs the opt-in attribute
   int tile_m = 0, tile_n = 0;
   int split_k = 1;
-  std::string reduce_entry;      // "" when the main kernel writes C itself
+  std::string reduce_entry;  // "" when the main kernel writes C itself
   int reduce_threads = 256;
-  int min_alignment_bytes = 4;   // pointers a, b, c must be aligned to this (vector loads)
+  int min_alignment_bytes = 4;  // pointers a, b, c must be aligned to this (vector loads)
 
   // Bytes of workspace for a shape (0 when none).
   int64_t workspace_bytes(const GemmShape& shape) const;
@@ -41,6 +42,13 @@ struct GeneratedKernel {
 
 // Generates the kernel for an op and a micro-kernel of a template that supports it.
 // Static dimensions of the op become compile-time constants; dynamic ones stay runtime.
+// Tunables missing from mk take the template's defaults. Throws UserError for an unknown
+// template or tunable, or an op the template cannot compute; EnvironmentError when the
+// template file cannot be read.
 GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk);
+
+// The simple reference kernel (templates/reference_gemm.cu, one thread per output, double
+// accumulation, the op's epilogue) that GPU checks compare micro-kernels against.
+GeneratedKernel generate_reference_kernel(const OpSpec& op);
 
 }  // namespace dietcode

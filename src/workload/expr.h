@@ -25,7 +25,7 @@ class Expr {
   static Expr parse(const std::string& text);
 
   bool is_constant() const;
-  int64_t constant_value() const;  // only when is_constant()
+  int64_t constant_value() const;              // only when is_constant()
   std::vector<std::string> variables() const;  // sorted, distinct
 
   // Evaluates at the given variable values; throws UserError on overflow past int64.

@@ -21,9 +21,9 @@ enum class OpKind { kDense, kBatchMatmul, kConv2d };
 enum class DType { kFloat32, kFloat16, kBFloat16 };
 enum class Epilogue { kNone, kBias, kRelu, kBiasRelu, kGelu, kBiasGelu };
 
-const char* to_string(OpKind kind);       // "dense", "batch_matmul", "conv2d"
-const char* to_string(DType dtype);       // "float32", "float16", "bfloat16"
-const char* to_string(Epilogue epilogue); // "none", "bias", ...
+const char* to_string(OpKind kind);        // "dense", "batch_matmul", "conv2d"
+const char* to_string(DType dtype);        // "float32", "float16", "bfloat16"
+const char* to_string(Epilogue epilogue);  // "none", "bias", ...
 int dtype_bytes(DType dtype);
 bool epilogue_has_bias(Epilogue epilogue);
 
@@ -47,7 +47,7 @@ struct OpSpec {
   std::map<std::string, Expr> dims;
   bool transpose_a = false;  // batch_matmul only
   bool transpose_b = false;
-  int stride[2] = {1, 1};    // conv2d only: (h, w)
+  int stride[2] = {1, 1};  // conv2d only: (h, w)
   int pad[2] = {0, 0};
   int dilation[2] = {1, 1};
 
@@ -75,8 +75,8 @@ struct Instance {
 
 struct Workload {
   std::string name;
-  std::string source;           // the file it came from, for messages
-  std::vector<ShapeVar> vars;   // in file order
+  std::string source;          // the file it came from, for messages
+  std::vector<ShapeVar> vars;  // in file order
   std::vector<OpSpec> ops;
 
   const ShapeVar* find_var(const std::string& name) const;

@@ -1,0 +1,150 @@
+// Code generation: a template plus a micro-kernel's values and the op's static facts become
+// one NVRTC translation unit, its options and the plan to launch it. Template-specific rules
+// (which dims are static, when a vector width must fall back) live in one function per
+// template below; the rest is shared.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "codegen/generated_kernel.h"
+#include "codegen/template_source.h"
+#include "common/error.h"
+#include "space/template_space.h"
+#include "space/templates.h"
+
+namespace dietcode {
+
+namespace {
+
+const char* kind_name(OpKind kind) {
+  switch (kind) {
+    case OpKind::kDense:
+      return "dense";
+    case OpKind::kBatchMatmul:
+      return "batch_matmul";
+    case OpKind::kConv2d:
+      return "conv2d";
+  }
+  return "?";
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat32:
+      return "float32";
+    case DType::kFloat16:
+      return "float16";
+    case DType::kBFloat16:
+      return "bfloat16";
+  }
+  return "?";
+}
+
+// The value of a dimension that is a constant, or 0 when it depends on shape variables.
+// (Reads the expression's terms: a constant has only variable-free terms.)
+int64_t static_dim(const OpSpec& op, const char* name) {
+  auto it = op.dims.find(name);
+  if (it == op.dims.end())
+    throw UserError(fmt::format("op \"{}\": no dimension {}", op.name, name));
+  if (it->second.terms().empty()) return 0;
+  int64_t value = 0;
+  for (const auto& term : it->second.terms()) {
+    if (!term.vars.empty()) return 0;
+    value += term.coeff;
+  }
+  return value;
+}
+
+// Every tunable of the space with mk's value or the default; mk may not name others.
+std::map<std::string, int> complete_params(const TemplateSpace& space, const MicroKernel& mk) {
+  std::map<std::string, int> params;
+  for (const auto& t : space.tunables) params[t.name] = mk.get_or(t.name, t.default_value);
+  for (const auto& [name, value] : mk.params)
+    if (!params.count(name))
+      throw UserError(fmt::format("{}: unknown tunable \"{}\"", space.tmpl, name));
+  return params;
+}
+
+int chain_product(const TemplateSpace& space, const std::map<std::string, int>& params,
+                  const std::string& extent) {
+  for (const auto& chain : space.chains)
+    if (chain.extent == extent) {
+      int product = 1;
+      for (const auto& level : chain.levels) product *= params.at(level);
+      return product;
+    }
+  throw std::logic_error(space.tmpl + ": no factor chain " + extent);
+}
+
+// dense_f32: N and K become constants when static; a static K that VEC does not divide would
+// misalign vector loads, so VEC falls back to 1 (the kernel is then the VEC=1 kernel).
+void apply_dense_f32_rules(const OpSpec& op, const MicroKernel& mk,
+                           std::map<std::string, int>& params, std::vector<std::string>& options,
+                           LaunchPlan& plan) {
+  // THREADS_N is implied by THREADS_M when a hand-written micro-kernel leaves it out.
+  if (!mk.params.count("THREADS_N") && params.at("THREADS_M") > 0)
+    params["THREADS_N"] = 32 / params.at("THREADS_M");
+  const int64_t n = static_dim(op, "N"), k = static_dim(op, "K");
+  if (k > 0 && k % params.at("VEC") != 0) params["VEC"] = 1;
+  if (n > 0) options.push_back(fmt::format("-DSTATIC_N={}", n));
+  if (k > 0) options.push_back(fmt::format("-DSTATIC_K={}", k));
+  const int load_width = params.at("STAGES") >= 3 ? 1 : params.at("VEC");
+  plan.min_alignment_bytes = 4 * load_width;
+}
+
+}  // namespace
+
+GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
+  const TemplateSpace& space = template_space(mk.tmpl);
+  if (!space.supports(op))
+    throw UserError(fmt::format("template \"{}\" cannot compute op \"{}\" ({}, {})", mk.tmpl,
+                                op.name, kind_name(op.kind), dtype_name(op.dtype)));
+  std::map<std::string, int> params = complete_params(space, mk);
+
+  GeneratedKernel out;
+  out.name = mk.tmpl;
+  LaunchPlan& plan = out.plan;
+  std::vector<std::string> dim_options;
+  if (mk.tmpl == "dense_f32") apply_dense_f32_rules(op, mk, params, dim_options, plan);
+
+  MicroKernel effective{mk.tmpl, params};
+  const LaunchResources res = space.resources(effective);
+  plan.entry = "dietcode_" + mk.tmpl;
+  plan.threads = res.threads;
+  plan.dynamic_smem_bytes = res.dynamic_smem_bytes;
+  plan.tile_m = chain_product(space, params, "BM");
+  plan.tile_n = chain_product(space, params, "BN");
+  plan.split_k = params.count("SPLITK") ? params.at("SPLITK") : 1;
+  if (plan.split_k > 1) plan.reduce_entry = plan.entry + "_reduce";
+
+  // Every tunable is passed, defaults included, so the options alone identify the kernel.
+  for (const auto& t : space.tunables)
+    out.options.push_back(fmt::format("-D{}={}", t.name, params.at(t.name)));
+  out.options.insert(out.options.end(), dim_options.begin(), dim_options.end());
+  out.options.push_back(fmt::format("-DEPILOGUE={}", static_cast<int>(op.epilogue)));
+  // The kernel checks at compile time that it agrees with this plan.
+  out.options.push_back(fmt::format("-DDIETCODE_EXPECT_THREADS={}", plan.threads));
+  out.options.push_back(fmt::format("-DDIETCODE_EXPECT_SMEM={}", plan.dynamic_smem_bytes));
+  out.source = load_template_source(mk.tmpl + ".cu");
+  return out;
+}
+
+GeneratedKernel generate_reference_kernel(const OpSpec& op) {
+  if (op.kind != OpKind::kDense || op.dtype != DType::kFloat32)
+    throw UserError(
+        fmt::format("the reference kernel computes float32 dense ops only, not op "
+                    "\"{}\" ({}, {})",
+                    op.name, kind_name(op.kind), dtype_name(op.dtype)));
+  GeneratedKernel out;
+  out.name = "reference_gemm";
+  out.source = load_template_source("reference_gemm.cu");
+  out.options = {fmt::format("-DEPILOGUE={}", static_cast<int>(op.epilogue))};
+  LaunchPlan& plan = out.plan;
+  plan.entry = "dietcode_reference_gemm";
+  plan.threads = 256;  // a 16 x 16 patch of outputs per block, one thread each
+  plan.tile_m = 16;
+  plan.tile_n = 16;
+  return out;
+}
+
+}  // namespace dietcode

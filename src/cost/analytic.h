@@ -1,0 +1,136 @@
+// The analytical, shape-dependent half of the micro-kernel cost model (METHOD.md §3):
+//
+//   latency = overhead + max(FLOPs / (f_MK * f_occ * f_pad), memory time) [+ split-K reduce]
+//
+// f_MK (the micro-kernel's own full-GPU throughput) is learned elsewhere (cost_model.h); this
+// file computes everything else from the GPU's limits and the launch plan, with pure
+// functions:
+//   - resident blocks per SM, from threads, registers (allocated per warp in 256-register
+//     units, per SM sub-partition) and shared memory (128-byte units, plus the per-block
+//     reserve the driver keeps on sm_80+), as the CUDA occupancy calculator does;
+//   - f_occ, the fraction of the GPU's throughput a grid of G blocks gets: full waves run at
+//     full speed; in the last, partial wave an SM holds b < B of its B resident blocks and runs
+//     them at (b/B)^gamma of its full throughput. gamma = 1 is DietCode's G / roundup(G,
+//     slots); gamma < 1 says a lone block gets more than 1/B of an SM, which matters for small
+//     grids; a grid smaller than the SM count never uses more than G SMs;
+//   - f_pad, the useful fraction of the computed tiles, with M, N padded to the block tile and
+//     K padded to BK within each of the split_k slices;
+//   - the memory-bound time: DRAM bytes (each operand once, as a GEMM's operands stay in L2
+//     between the tiles that share them, plus the split-K workspace) over the bandwidth;
+//   - a launch overhead per kernel, the floor under every latency.
+#pragma once
+
+#include <cstdint>
+
+#include "codegen/generated_kernel.h"
+#include "cost/candidate.h"
+#include "space/gpu_spec.h"
+#include "workload/workload.h"
+
+namespace dietcode {
+
+// Knobs of the analytic terms. CostModel fits gamma and the overhead to measurements.
+struct AnalyticParams {
+  // Throughput of an SM holding b of its B resident blocks is (b/B)^gamma of a full SM.
+  double underfilled_sm_gamma = 0.5;
+  // Per-kernel cost of a launch as seen by back-to-back timing on recent GPUs: 2-3 us.
+  double launch_overhead_us = 2.0;
+  // Fraction of the nominal DRAM bandwidth streaming kernels reach (~0.9 on HBM parts).
+  double bandwidth_efficiency = 0.9;
+};
+
+// Why a kernel has the resident blocks it has; blocks_per_sm == 0 means it cannot launch.
+struct OccupancyLimits {
+  int by_threads = 0;
+  int by_registers = 0;
+  int by_shared_memory = 0;
+  int by_hardware = 0;  // the GPU's max resident blocks per SM
+  int blocks_per_sm = 0;
+  int warps_per_block = 0;
+  double occupancy = 0;  // resident warps / max warps per SM
+};
+
+OccupancyLimits occupancy_limits(const GpuSpec& gpu, int threads, int registers_per_thread,
+                                 int shared_memory_bytes);
+
+struct GridDims {
+  int64_t x = 0, y = 0, z = 0;
+  int64_t blocks() const { return x * y * z; }
+};
+
+// The main kernel's grid: (ceil(N / tile_n), ceil(M / tile_m), batch * split_k).
+GridDims main_grid(const LaunchPlan& plan, const GemmShape& shape);
+
+// f_occ for a grid of `blocks` on `sms` SMs holding `blocks_per_sm` each. 0 when
+// blocks_per_sm is 0 (the kernel cannot run), 1 for an empty grid.
+double wave_occupancy_factor(int64_t blocks, int blocks_per_sm, int sms, double gamma);
+
+// The K a split-K kernel computes in all: split_k slices of ceil(ceil(K/bk)/split_k)*bk.
+int64_t padded_k(int64_t k, int bk, int split_k);
+
+// f_pad: M*N*K / (padded M * padded N * padded K).
+double padding_factor(const LaunchPlan& plan, int bk, const GemmShape& shape);
+
+// What the shape-dependent terms need from a candidate, computed once per candidate so the
+// search can score it on hundreds of shapes cheaply.
+struct KernelProfile {
+  int tile_m = 1, tile_n = 1, bk = 1, split_k = 1;
+  bool has_reduce = false;
+  int element_bytes = 4;
+  int sms = 1;
+  OccupancyLimits occupancy;
+  double bandwidth_bytes_per_us = 1;  // nominal DRAM bandwidth
+  double peak_flops_per_us = 1;
+};
+
+KernelProfile make_profile(const KernelCandidate& c);
+
+struct AnalyticTerms {
+  double flops = 0;  // useful FLOPs of the shape
+  int64_t grid_blocks = 0;
+  int blocks_per_sm = 0;
+  int sms = 1;
+  double f_occ = 0;
+  double f_pad = 0;
+  double main_bytes = 0;    // DRAM bytes of the main kernel
+  double reduce_bytes = 0;  // DRAM bytes of the split-K reduction; 0 when none
+  bool has_reduce = false;
+  double bandwidth_bytes_per_us = 1;  // nominal DRAM bandwidth
+  double bandwidth_efficiency = 1;    // the achievable fraction of it
+  double overhead_us = 0;             // launch overhead, per kernel
+  double peak_flops_per_us = 1;       // of the candidate's dtype, to normalise f_MK
+
+  double memory_us() const { return main_bytes / (bandwidth_bytes_per_us * bandwidth_efficiency); }
+  // The split-K reduction kernel, its own launch included.
+  double reduce_us() const {
+    return has_reduce ? overhead_us + reduce_bytes / (bandwidth_bytes_per_us * bandwidth_efficiency)
+                      : 0.0;
+  }
+};
+
+AnalyticTerms analytic_terms(const KernelProfile& profile, const GemmShape& shape,
+                             const AnalyticParams& params);
+
+// The same terms under other params (gamma, overhead, bandwidth efficiency), for fitting
+// those to measurements without the candidate at hand.
+AnalyticTerms with_params(const AnalyticTerms& terms, const AnalyticParams& params);
+
+// DRAM bytes the main kernel and the split-K reduction move for a shape.
+double main_kernel_bytes(const KernelProfile& profile, const GemmShape& shape);
+double reduce_kernel_bytes(const KernelProfile& profile, const GemmShape& shape);
+
+// Latency the model predicts for a kernel of full-GPU throughput f_mk (FLOP/us); +infinity
+// when the kernel cannot launch or f_mk is not positive.
+double model_latency_us(const AnalyticTerms& terms, double f_mk_flops_per_us);
+
+// The time a measured latency leaves for the compute term once the overheads and the
+// reduction are taken off, floored at kMinComputeShare of the main kernel's time so an
+// overhead estimate above a measurement cannot make it zero or negative.
+double compute_time_us(const AnalyticTerms& terms, double measured_us);
+inline constexpr double kMinComputeShare = 0.05;
+
+// The inverse of model_latency_us for a compute-bound measurement: the f_MK (FLOP/us) the
+// measured latency implies, FLOPs / (f_occ * f_pad) / compute time — DietCode's label.
+double implied_throughput(const AnalyticTerms& terms, double measured_us);
+
+}  // namespace dietcode

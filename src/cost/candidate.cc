@@ -1,0 +1,56 @@
+#include "cost/candidate.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dietcode {
+
+namespace {
+
+// Registers a kernel needs beyond its accumulators and fragments: tile pointers, loop
+// counters, predicates for the M tail and shared-memory addresses. ptxas reports of SIMT
+// GEMM kernels sit 20-40 registers above accumulators + fragments.
+constexpr int kBookkeepingRegisters = 32;
+
+}  // namespace
+
+int element_bytes(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
+
+double peak_flops_per_us(const GpuSpec& gpu, DType dtype) {
+  double tflops = gpu.fp32_tflops;
+  if (dtype == DType::kFloat16) tflops = gpu.fp16_tensor_tflops;
+  if (dtype == DType::kBFloat16) tflops = gpu.bf16_tensor_tflops;
+  return tflops * 1e6;  // 1 TFLOP/s = 1e12 FLOP/s = 1e6 FLOP/us
+}
+
+int k_tile(const KernelCandidate& c) { return std::max(1, c.mk.get_or("BK", 1)); }
+
+ThreadTile thread_tile(const KernelCandidate& c) {
+  int tm = c.mk.get_or("TM", 0), tn = c.mk.get_or("TN", 0);
+  if (tm > 0 && tn > 0) return {double(tm), double(tn), true};
+  double outputs = double(c.plan.tile_m) * c.plan.tile_n / std::max(1, c.plan.threads);
+  double side = std::sqrt(std::max(1.0, outputs));
+  return {side, side, false};
+}
+
+bool registers_are_estimated(const KernelCandidate& c) {
+  return !c.compiled || c.compiled->registers <= 0;
+}
+
+int registers_per_thread(const KernelCandidate& c) {
+  if (!registers_are_estimated(c)) return c.compiled->registers;
+  // Accumulators are 32-bit for every dtype (fp32 accumulate); operand fragments pack
+  // 4 / element_bytes elements per register and are double-buffered across K steps.
+  double accumulators = double(c.plan.tile_m) * c.plan.tile_n / std::max(1, c.plan.threads);
+  ThreadTile t = thread_tile(c);
+  double fragments = 2.0 * (t.m + t.n) * element_bytes(c.dtype) / 4.0;
+  int estimate = int(std::ceil(accumulators + fragments)) + kBookkeepingRegisters;
+  return std::min(estimate, c.gpu.max_regs_per_thread);
+}
+
+int shared_memory_bytes(const KernelCandidate& c) {
+  int static_smem = c.compiled ? c.compiled->static_smem : 0;
+  return static_smem + c.plan.dynamic_smem_bytes;
+}
+
+}  // namespace dietcode

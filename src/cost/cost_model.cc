@@ -1,0 +1,251 @@
+#include "cost/cost_model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <utility>
+
+#include "cost/prior.h"
+
+namespace dietcode {
+
+namespace {
+
+// Where retrain() looks for gamma and the launch overhead: a coarse grid, then a finer one
+// around the coarse optimum.
+constexpr double kGammaStep = 0.1;
+constexpr double kOverheadStep = 0.25;  // us
+constexpr double kMaxOverheadUs = 5.0;  // well above any GPU's launch cost
+constexpr int kRefineSteps = 5;         // the fine grid is 1/5 of the coarse one
+// Below this many rows per thread XGBoost's parallel regions cost more than they save, and
+// on a busy host its spinning threads wait for each other: train on one thread.
+constexpr size_t kRowsPerTrainingThread = 2000;
+
+// log(f_MK / peak) a measurement implies under given knobs; NaN when it implies nothing.
+double log_label(const AnalyticTerms& terms, double latency_us, const AnalyticParams& params) {
+  AnalyticTerms t = with_params(terms, params);
+  double f = implied_throughput(t, latency_us);
+  if (!(f > 0) || !std::isfinite(f)) return std::numeric_limits<double>::quiet_NaN();
+  return std::log(f / t.peak_flops_per_us);
+}
+
+// How much a measurement says about f_MK: the share of its time the compute term explains.
+// Launch-bound measurements mostly measure the overhead.
+double compute_share(const AnalyticTerms& terms, double latency_us) {
+  return std::clamp(compute_time_us(terms, latency_us) / latency_us, kMinComputeShare, 1.0);
+}
+
+}  // namespace
+
+CostModel::CostModel(CostModelParams params) : params_(params), analytic_(params.analytic) {
+  report_.analytic = analytic_;
+}
+
+void CostModel::add_measurement(const KernelCandidate& candidate, const GemmShape& shape,
+                                double latency_us, double weight) {
+  KernelProfile profile = make_profile(candidate);
+  add_measurement(candidate.mk.key(), kernel_features(candidate),
+                  analytic_terms(profile, shape, analytic_), latency_us, weight);
+}
+
+void CostModel::add_measurement(const std::string& kernel_key, const KernelFeatures& features,
+                                const AnalyticTerms& terms, double latency_us, double weight) {
+  if (!(latency_us > 0) || !std::isfinite(latency_us))
+    throw std::invalid_argument("CostModel: latency of " + kernel_key + " must be positive, got " +
+                                std::to_string(latency_us));
+  if (features.values.size() != size_t(kFeatureCount))
+    throw std::invalid_argument("CostModel: " + kernel_key + " has " +
+                                std::to_string(features.values.size()) + " features, expected " +
+                                std::to_string(kFeatureCount));
+  rows_.push_back({kernel_key, features, terms, latency_us, weight});
+}
+
+size_t CostModel::distinct_kernels() const {
+  std::set<std::string> keys;
+  for (const Row& r : rows_) keys.insert(r.kernel);
+  return keys.size();
+}
+
+TrainingReport CostModel::retrain() {
+  auto start = std::chrono::steady_clock::now();
+  report_ = TrainingReport{};
+  report_.rows = rows_.size();
+  report_.kernels = distinct_kernels();
+  if (params_.fit_analytic) fit_analytic_params();
+  report_.analytic = analytic_;
+
+  learned_ = false;
+  if (report_.kernels >= params_.min_kernels_to_learn && report_.kernels > 0) train_booster();
+  report_.learned = learned_;
+
+  // Fit on the training rows, in log latency: how far the model is from what it was told.
+  double squared = 0;
+  size_t counted = 0;
+  std::vector<double> f_mk;
+  if (!rows_.empty()) {
+    DenseMatrix features;
+    for (const Row& r : rows_) features.add_row(r.features.values);
+    std::vector<float> predicted = learned_ ? booster_.predict(features) : std::vector<float>{};
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      const Row& r = rows_[i];
+      AnalyticTerms t = with_params(r.terms, analytic_);
+      double f = learned_
+                     ? std::exp(double(predicted[i])) * t.peak_flops_per_us
+                     : prior_throughput(r.features, t.peak_flops_per_us, t.bandwidth_bytes_per_us);
+      double latency = model_latency_us(t, f);
+      if (!std::isfinite(latency)) continue;
+      squared += std::pow(std::log(latency / r.latency_us), 2);
+      ++counted;
+    }
+  }
+  report_.train_rmse = counted ? std::sqrt(squared / counted) : 0;
+  report_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report_;
+}
+
+void CostModel::fit_analytic_params() {
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < rows_.size(); ++i) groups[rows_[i].kernel].push_back(i);
+  double min_latency = std::numeric_limits<double>::infinity();
+  for (const Row& r : rows_) min_latency = std::min(min_latency, r.latency_us);
+
+  // Pooled within-kernel weighted variance of the log labels; +inf when nothing is pooled.
+  auto spread = [&](const AnalyticParams& p) {
+    double sum_sq = 0, weight = 0;
+    for (const auto& [key, members] : groups) {
+      if (members.size() < 2) continue;
+      double w_sum = 0, mean = 0;
+      std::vector<std::pair<double, double>> labels;  // (label, weight)
+      for (size_t i : members) {
+        double y = log_label(rows_[i].terms, rows_[i].latency_us, p);
+        if (std::isnan(y)) continue;
+        labels.push_back({y, rows_[i].weight});
+        w_sum += rows_[i].weight;
+        mean += rows_[i].weight * y;
+      }
+      if (labels.size() < 2 || !(w_sum > 0)) continue;
+      mean /= w_sum;
+      for (const auto& [y, w] : labels) sum_sq += w * (y - mean) * (y - mean);
+      weight += w_sum;
+    }
+    return weight > 0 ? sum_sq / weight : std::numeric_limits<double>::infinity();
+  };
+
+  // An overhead at or above the fastest measurement would leave it no compute time.
+  double max_overhead = std::min(kMaxOverheadUs, 0.95 * min_latency);
+  AnalyticParams best = analytic_;
+  double best_spread = spread(best);
+  if (!std::isfinite(best_spread)) return;  // no kernel measured on two shapes yet
+  auto search = [&](double g_lo, double g_hi, double g_step, double o_lo, double o_hi,
+                    double o_step) {
+    for (double g = g_lo; g <= g_hi + 1e-9; g += g_step) {
+      for (double o = o_lo; o <= o_hi + 1e-9; o += o_step) {
+        AnalyticParams p = analytic_;
+        p.underfilled_sm_gamma = std::clamp(g, 0.0, 1.0);
+        p.launch_overhead_us = std::clamp(o, 0.0, max_overhead);
+        double s = spread(p);
+        if (s < best_spread * (1 - 1e-9)) {
+          best_spread = s;
+          best = p;
+        }
+      }
+    }
+  };
+  search(0, 1, kGammaStep, 0, max_overhead, kOverheadStep);
+  double g0 = best.underfilled_sm_gamma, o0 = best.launch_overhead_us;
+  search(g0 - kGammaStep, g0 + kGammaStep, kGammaStep / kRefineSteps, o0 - kOverheadStep,
+         o0 + kOverheadStep, kOverheadStep / kRefineSteps);
+  analytic_ = best;
+  report_.label_spread = std::sqrt(best_spread);
+}
+
+void CostModel::train_booster() {
+  // One row per kernel: the weighted mean of its log labels, each measurement weighted by
+  // its own weight times how compute-bound it is.
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < rows_.size(); ++i) groups[rows_[i].kernel].push_back(i);
+  DenseMatrix features;
+  std::vector<float> labels, weights;
+  for (const auto& [key, members] : groups) {
+    double label_sum = 0, weight_sum = 0;
+    for (size_t i : members) {
+      const Row& r = rows_[i];
+      AnalyticTerms t = with_params(r.terms, analytic_);
+      double y = log_label(r.terms, r.latency_us, analytic_);
+      if (std::isnan(y)) continue;
+      double w = r.weight * compute_share(t, r.latency_us);
+      label_sum += w * y;
+      weight_sum += w;
+    }
+    if (!(weight_sum > 0)) continue;
+    features.add_row(rows_[members.front()].features.values);
+    labels.push_back(float(label_sum / weight_sum));
+    weights.push_back(float(weight_sum / members.size()));
+  }
+  if (labels.size() < params_.min_kernels_to_learn || labels.empty()) return;
+  // Mean weight 1, so min_child_weight counts kernels whatever the caller's weight scale.
+  double mean_weight = 0;
+  for (float w : weights) mean_weight += w;
+  mean_weight /= weights.size();
+  for (float& w : weights) w = float(w / mean_weight);
+  XgbParams xgb = params_.xgb;
+  if (labels.size() < kRowsPerTrainingThread * size_t(std::max(1, xgb.nthread))) xgb.nthread = 1;
+  booster_.train(features, labels, weights, xgb);
+  learned_ = true;
+}
+
+std::vector<double> CostModel::throughputs(const std::vector<KernelCandidate>& candidates,
+                                           std::vector<KernelProfile>* profiles_out) const {
+  std::vector<KernelProfile> profiles;
+  profiles.reserve(candidates.size());
+  std::vector<KernelFeatures> features;
+  features.reserve(candidates.size());
+  for (const KernelCandidate& c : candidates) {
+    profiles.push_back(make_profile(c));
+    features.push_back(kernel_features(c));
+  }
+  std::vector<double> out(candidates.size());
+  if (learned_) {
+    DenseMatrix rows;
+    rows.cols = size_t(kFeatureCount);
+    rows.values.reserve(candidates.size() * rows.cols);
+    for (const KernelFeatures& f : features) rows.add_row(f.values);
+    std::vector<float> log_efficiency = booster_.predict(rows);
+    for (size_t i = 0; i < candidates.size(); ++i)
+      out[i] = std::exp(double(log_efficiency[i])) * profiles[i].peak_flops_per_us;
+  } else {
+    for (size_t i = 0; i < candidates.size(); ++i)
+      out[i] = prior_throughput(features[i], profiles[i].peak_flops_per_us,
+                                profiles[i].bandwidth_bytes_per_us);
+  }
+  if (profiles_out) *profiles_out = std::move(profiles);
+  return out;
+}
+
+std::vector<double> CostModel::predict_throughput(
+    const std::vector<KernelCandidate>& candidates) const {
+  return throughputs(candidates, nullptr);
+}
+
+std::vector<double> CostModel::predict_latency_us(const std::vector<KernelCandidate>& candidates,
+                                                  const std::vector<GemmShape>& shapes) const {
+  std::vector<KernelProfile> profiles;
+  std::vector<double> f_mk = throughputs(candidates, &profiles);
+  std::vector<double> out(candidates.size() * shapes.size());
+  for (size_t c = 0; c < candidates.size(); ++c)
+    for (size_t s = 0; s < shapes.size(); ++s)
+      out[c * shapes.size() + s] =
+          model_latency_us(analytic_terms(profiles[c], shapes[s], analytic_), f_mk[c]);
+  return out;
+}
+
+double CostModel::predict_latency_us(const KernelCandidate& candidate,
+                                     const GemmShape& shape) const {
+  return predict_latency_us(std::vector<KernelCandidate>{candidate}, {shape}).front();
+}
+
+}  // namespace dietcode

@@ -1,0 +1,114 @@
+// The micro-kernel cost model (METHOD.md §3): latency of a micro-kernel on a shape is
+//
+//   overhead + max(FLOPs / (f_MK * f_occ * f_pad), memory time) [+ split-K reduction]
+//
+// with f_occ, f_pad, the memory time and the overheads analytical (analytic.h) and f_MK, the
+// kernel's own full-GPU throughput, a function of its features (features.h) alone:
+//   - before `min_kernels_to_learn` distinct micro-kernels are measured, f_MK is the roofline
+//     prior (prior.h), so candidates are ranked by the analytic terms;
+//   - after, an XGBoost regression of log(f_MK / peak) on the features, trained on the labels
+//     measurements imply: FLOPs / (f_occ * f_pad) / (latency - overheads).
+// A kernel measured on many shapes yields one f_MK per shape; they should agree, and how well
+// they do under a given partial-wave exponent (gamma) and launch overhead is what retrain()
+// fits those two knobs to (the pooled within-kernel variance of the log labels). Training
+// uses one row per kernel (its weighted mean log label), which is what squared error on all
+// its rows would converge to, at a fraction of the cost.
+//
+// Typical use by the search: add_measurement() for every result of a round, retrain(), then
+// predict_latency_us(candidates, shapes) for the next population.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "cost/analytic.h"
+#include "cost/candidate.h"
+#include "cost/features.h"
+#include "cost/xgboost_model.h"
+
+namespace dietcode {
+
+// Shallow trees with a few kernels per leaf: the model sees one row per kernel, tens to a
+// few hundred of them, and must generalise to kernels it has not seen.
+inline XgbParams default_cost_model_xgb() {
+  XgbParams p;
+  p.max_depth = 4;
+  p.min_child_weight = 3;
+  return p;
+}
+
+struct CostModelParams {
+  size_t min_kernels_to_learn = 16;
+  XgbParams xgb = default_cost_model_xgb();
+  AnalyticParams analytic;  // starting values; retrain() refits gamma and the overhead
+  bool fit_analytic = true;
+};
+
+struct TrainingReport {
+  size_t rows = 0;
+  size_t kernels = 0;
+  bool learned = false;  // f_MK comes from XGBoost (else from the prior)
+  AnalyticParams analytic;
+  double label_spread = 0;  // pooled within-kernel std. dev. of log f_MK labels
+  double train_rmse = 0;    // RMSE of log latency on the training rows
+  double seconds = 0;       // wall time of retrain()
+};
+
+class CostModel {
+ public:
+  explicit CostModel(CostModelParams params = {});
+
+  // One measured latency of a candidate on a shape. weight scales the measurement's say in
+  // training (e.g. the instance's priority); latency_us must be positive and finite.
+  void add_measurement(const KernelCandidate& candidate, const GemmShape& shape, double latency_us,
+                       double weight = 1.0);
+  // The same from precomputed parts: kernel_key identifies the micro-kernel (MicroKernel::key).
+  void add_measurement(const std::string& kernel_key, const KernelFeatures& features,
+                       const AnalyticTerms& terms, double latency_us, double weight = 1.0);
+
+  // Refits the analytic knobs and, with enough distinct kernels, f_MK.
+  TrainingReport retrain();
+
+  bool learned() const { return learned_; }
+  size_t measurements() const { return rows_.size(); }
+  size_t distinct_kernels() const;
+  const AnalyticParams& analytic_params() const { return analytic_; }
+  const TrainingReport& last_training() const { return report_; }
+
+  // f_MK (FLOP/us) of each candidate.
+  std::vector<double> predict_throughput(const std::vector<KernelCandidate>& candidates) const;
+
+  // Predicted latency of every (candidate, shape) pair, row-major: [c * shapes.size() + s].
+  // f_MK is predicted once per candidate; a kernel that cannot launch gets +infinity.
+  std::vector<double> predict_latency_us(const std::vector<KernelCandidate>& candidates,
+                                         const std::vector<GemmShape>& shapes) const;
+  double predict_latency_us(const KernelCandidate& candidate, const GemmShape& shape) const;
+
+  // The learned f_MK model (XGBoost's binary JSON), for debugging and reproducibility.
+  std::string save_booster() const { return booster_.save(); }
+
+ private:
+  struct Row {
+    std::string kernel;
+    KernelFeatures features;
+    AnalyticTerms terms;
+    double latency_us;
+    double weight;
+  };
+
+  void fit_analytic_params();
+  void train_booster();
+  // f_MK of each candidate, and its profile when asked for.
+  std::vector<double> throughputs(const std::vector<KernelCandidate>& candidates,
+                                  std::vector<KernelProfile>* profiles) const;
+
+  CostModelParams params_;
+  AnalyticParams analytic_;
+  std::vector<Row> rows_;
+  XgbRegressor booster_;
+  bool learned_ = false;
+  TrainingReport report_;
+};
+
+}  // namespace dietcode

@@ -1,0 +1,251 @@
+// The dense_f32 template's own code run on the CPU through a TEST DOUBLE of the device dialect
+// (dense_f32_emulation.h): every pipeline mode, vector width, split-K with its reduction, static
+// and dynamic dimensions and every epilogue, on shapes with tile remainders in M, N and K,
+// against the double-precision reference. The GPU tests repeat this on real hardware.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nvrtc/dense_f32_emulation.h"
+// The template is included once per configuration, each in its own namespace with its entry
+// points renamed; the include order below matters.
+// clang-format off
+#include "../../templates/dietcode_args.h"
+
+// Configuration 1: single buffer, scalar loads, odd per-thread tile (TN = 3), tiny block.
+#define WARPS_M 1
+#define WARPS_N 1
+#define THREADS_M 4
+#define THREADS_N 8
+#define TM 2
+#define TN 3
+#define BK 4
+#define VEC 1
+#define STAGES 1
+#define SPLITK 1
+#define EPILOGUE 1
+#define dietcode_dense_f32 cfg1_main
+#define dietcode_dense_f32_reduce cfg1_reduce
+namespace cfg1 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+
+// Configuration 2: double buffer through registers, float4 loads, tall warps, runtime K
+// that may not be a multiple of VEC (scalar fallback).
+#define WARPS_M 2
+#define WARPS_N 1
+#define THREADS_M 8
+#define THREADS_N 4
+#define TM 4
+#define TN 2
+#define BK 8
+#define VEC 4
+#define STAGES 2
+#define SPLITK 1
+#define EPILOGUE 4
+#define dietcode_dense_f32 cfg2_main
+#define dietcode_dense_f32_reduce cfg2_reduce
+namespace cfg2 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+
+// Configuration 3: cp.async multistage (3), split-K 3, TM = 6 (float2 fragments).
+#define WARPS_M 1
+#define WARPS_N 2
+#define THREADS_M 2
+#define THREADS_N 16
+#define TM 6
+#define TN 4
+#define BK 16
+#define VEC 1
+#define STAGES 3
+#define SPLITK 3
+#define EPILOGUE 5
+#define dietcode_dense_f32 cfg3_main
+#define dietcode_dense_f32_reduce cfg3_reduce
+namespace cfg3 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+
+// Configuration 4: four stages, split-K 2, static N and K (odd K), one row of threads along M.
+#define WARPS_M 2
+#define WARPS_N 1
+#define THREADS_M 1
+#define THREADS_N 32
+#define TM 3
+#define TN 1
+#define BK 8
+#define VEC 1
+#define STAGES 4
+#define SPLITK 2
+#define EPILOGUE 3
+#define STATIC_N 45
+#define STATIC_K 37
+#define dietcode_dense_f32 cfg4_main
+#define dietcode_dense_f32_reduce cfg4_reduce
+namespace cfg4 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+
+// Configuration 5: float2 loads, double buffer, relu, 16-way split-K of a short K.
+#define WARPS_M 1
+#define WARPS_N 1
+#define THREADS_M 16
+#define THREADS_N 2
+#define TM 1
+#define TN 8
+#define BK 4
+#define VEC 2
+#define STAGES 2
+#define SPLITK 16
+#define EPILOGUE 2
+#define dietcode_dense_f32 cfg5_main
+#define dietcode_dense_f32_reduce cfg5_reduce
+namespace cfg5 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+
+// Configuration 6: the template's defaults (128 x 128 tile, 256 threads), no epilogue.
+#define dietcode_dense_f32 cfg6_main
+#define dietcode_dense_f32_reduce cfg6_reduce
+namespace cfg6 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+// clang-format on
+
+#include "measure/cpu_reference.h"
+
+namespace dietcode {
+namespace {
+
+struct EmuKernel {
+  std::string name;
+  void (*main)(DietcodeArgs);
+  void (*reduce)(DietcodeArgs);
+  int threads, bm, bn, split_k, smem_bytes;
+  Epilogue epilogue;
+  int static_n, static_k;  // 0 when dynamic
+};
+
+#define EMU_KERNEL(ns, epi, sn, sk)                                                        \
+  EmuKernel {                                                                              \
+    #ns, ns::ns##_main, ns::ns##_reduce, ns::dc::kThreads, ns::dc::kBM, ns::dc::kBN,       \
+        ns::dc::kSplitK, ns::dc::kSmemBytes, epi, sn, sk                                   \
+  }
+
+std::vector<float> random_floats(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+// Runs one kernel on one shape with the grid's y clamped to grid_y_cap (to exercise the loop
+// over M tiles) and checks it against the reference, and that nothing outside Y was written.
+void run_case(const EmuKernel& k, int64_t M, int64_t N, int64_t K, unsigned grid_y_cap) {
+  SCOPED_TRACE(k.name + " M=" + std::to_string(M) + " N=" + std::to_string(N) +
+               " K=" + std::to_string(K));
+  ASSERT_LE(k.smem_bytes, int(sizeof(dc_smem)));
+  std::mt19937 rng(unsigned(M * 131 + N * 7 + K));
+  const auto x = random_floats(size_t(M * K), rng);
+  const auto w = random_floats(size_t(N * K), rng);
+  const auto bias = random_floats(size_t(N), rng);
+  const size_t guard = 64;
+  std::vector<float> y(size_t(M * N) + guard, std::nanf(""));
+  std::vector<float> ws(size_t(k.split_k * M * N) + guard, std::nanf(""));
+
+  DietcodeArgs args;
+  std::memset(&args, 0, sizeof(args));
+  args.a = x.data();
+  args.b = w.data();
+  args.bias = bias.data();
+  args.c = y.data();
+  args.workspace = k.split_k > 1 ? ws.data() : nullptr;
+  args.batch = 1, args.m = M, args.n = N, args.k = K;
+  args.stride_a = M * K, args.stride_b = N * K, args.stride_c = M * N;
+
+  const unsigned m_tiles = unsigned((M + k.bm - 1) / k.bm);
+  const unsigned grid[3] = {unsigned((N + k.bn - 1) / k.bn), std::min(m_tiles, grid_y_cap),
+                            unsigned(k.split_k)};
+  emu_launch(k.main, grid, k.threads, args);
+  if (k.split_k > 1) {
+    const int reduce_threads = 64;
+    const unsigned rgrid[3] = {unsigned((M * N + reduce_threads * 4 - 1) / (reduce_threads * 4)),
+                               1, 1};
+    emu_launch(k.reduce, rgrid, reduce_threads, args);
+    for (size_t i = size_t(k.split_k * M * N); i < ws.size(); ++i)
+      ASSERT_TRUE(std::isnan(ws[i])) << "workspace written past its end at " << i;
+  }
+  for (size_t i = size_t(M * N); i < y.size(); ++i)
+    ASSERT_TRUE(std::isnan(y[i])) << "Y written past its end at " << i;
+
+  const bool with_bias = k.epilogue == Epilogue::kBias || k.epilogue == Epilogue::kBiasRelu ||
+                         k.epilogue == Epilogue::kBiasGelu;
+  const auto acc = dense_accumulate(x.data(), w.data(), M, N, K, 1);
+  const auto want = dense_apply_epilogue(acc, bias.data(), k.epilogue, M);
+  const auto cmp = compare_dense(y.data(), want, acc, with_bias ? bias.data() : nullptr, M);
+  EXPECT_TRUE(cmp.ok) << cmp.message;
+}
+
+TEST(DenseF32Emulated, SingleBufferScalarLoadsOddThreadTile) {
+  const auto k = EMU_KERNEL(cfg1, Epilogue::kBias, 0, 0);
+  EXPECT_EQ(k.bm, 8);
+  EXPECT_EQ(k.bn, 24);
+  for (int64_t M : {1, 7, 9, 17})
+    for (int64_t N : {1, 23, 25})
+      for (int64_t K : {1, 4, 9}) run_case(k, M, N, K, 65535);
+  run_case(k, 33, 30, 13, 2);  // M tiles looped over by a clamped grid
+}
+
+TEST(DenseF32Emulated, DoubleBufferFloat4LoadsWithRuntimeVectorFallback) {
+  const auto k = EMU_KERNEL(cfg2, Epilogue::kGelu, 0, 0);
+  EXPECT_EQ(k.bm, 64);
+  EXPECT_EQ(k.bn, 8);
+  for (int64_t K : {8, 12, 13, 31, 40})  // 13 and 31: K % 4 != 0, scalar path
+    for (int64_t M : {1, 63, 65}) run_case(k, M, 11, K, 65535);
+  run_case(k, 130, 9, 20, 1);
+}
+
+TEST(DenseF32Emulated, CpAsyncThreeStagesSplitK3) {
+  const auto k = EMU_KERNEL(cfg3, Epilogue::kBiasGelu, 0, 0);
+  EXPECT_EQ(k.bm, 12);
+  EXPECT_EQ(k.bn, 128);
+  for (int64_t K : {1, 16, 47, 48, 49, 100})  // short K leaves splits empty
+    for (int64_t M : {1, 12, 13}) run_case(k, M, 130, K, 65535);
+}
+
+TEST(DenseF32Emulated, CpAsyncFourStagesStaticDimsSplitK2) {
+  const auto k = EMU_KERNEL(cfg4, Epilogue::kBiasRelu, 45, 37);
+  EXPECT_EQ(k.bm, 6);
+  EXPECT_EQ(k.bn, 32);
+  for (int64_t M : {1, 5, 6, 7, 20}) run_case(k, M, 45, 37, 65535);
+  run_case(k, 20, 45, 37, 2);
+}
+
+TEST(DenseF32Emulated, Float2LoadsSplitK16) {
+  const auto k = EMU_KERNEL(cfg5, Epilogue::kRelu, 0, 0);
+  EXPECT_EQ(k.bm, 16);
+  EXPECT_EQ(k.bn, 16);
+  for (int64_t K : {2, 3, 64, 66, 70})
+    for (int64_t M : {1, 17}) run_case(k, M, 17, K, 65535);
+}
+
+TEST(DenseF32Emulated, DefaultParameters) {
+  const auto k = EMU_KERNEL(cfg6, Epilogue::kNone, 0, 0);
+  EXPECT_EQ(k.bm, 128);
+  EXPECT_EQ(k.bn, 128);
+  EXPECT_EQ(k.threads, 256);
+  run_case(k, 130, 129, 21, 65535);
+}
+
+}  // namespace
+}  // namespace dietcode

@@ -1,0 +1,253 @@
+// The dense_f32 space: each constraint rejects what it must, the defaults are legal, and the
+// full cross product of the tunable lists leaves hundreds of candidates for BERT's fp32 dense
+// layers on H100 limits, small tiles and split-K among them.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "space/gpu_spec.h"
+#include "space/template_space.h"
+#include "space/templates.h"
+
+namespace dietcode {
+namespace {
+
+GpuSpec h100() {
+  GpuSpec g;
+  g.id = "h100";
+  g.cc_major = 9, g.cc_minor = 0;
+  g.sms = 132;
+  g.max_threads_per_block = 1024;
+  g.smem_per_block_optin = 227 * 1024;
+  g.regs_per_sm = 65536, g.regs_per_block = 65536, g.max_regs_per_thread = 255;
+  return g;
+}
+
+OpSpec dense_op(const std::string& name, int64_t n, int64_t k) {
+  OpSpec op;
+  op.name = name;
+  op.kind = OpKind::kDense;
+  op.dtype = DType::kFloat32;
+  op.dims = {{"M", Expr::parse("16*T")}, {"N", Expr::constant(n)}, {"K", Expr::constant(k)}};
+  op.vars = {"T"};
+  return op;
+}
+
+MicroKernel with(std::map<std::string, int> changes) {
+  MicroKernel mk{"dense_f32", {}};
+  for (const auto& t : dense_f32_space().tunables) mk.params[t.name] = t.default_value;
+  for (const auto& [name, value] : changes) mk.params[name] = value;
+  return mk;
+}
+
+std::vector<std::string> violations(const MicroKernel& mk, const SpaceContext& ctx) {
+  std::vector<std::string> out;
+  for (const auto& c : dense_f32_space().constraints)
+    if (!c.holds(mk, ctx)) out.push_back(c.description);
+  return out;
+}
+
+bool rejected_by(const MicroKernel& mk, const SpaceContext& ctx, const std::string& prefix) {
+  for (const auto& v : violations(mk, ctx))
+    if (v.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+class DenseF32Space : public ::testing::Test {
+ protected:
+  GpuSpec gpu = h100();
+  OpSpec fc2 = dense_op("fc2", 768, 3072);
+  SpaceContext ctx{gpu, fc2, GemmShape{1, 2048, 768, 3072}};
+};
+
+TEST_F(DenseF32Space, RegisteredByNameAndForFloat32DenseOnly) {
+  EXPECT_EQ(&template_space("dense_f32"), &dense_f32_space());
+  ASSERT_EQ(template_spaces_for(fc2).size(), 1u);
+  OpSpec half = fc2;
+  half.dtype = DType::kFloat16;
+  EXPECT_TRUE(template_spaces_for(half).empty());
+  OpSpec bmm = fc2;
+  bmm.kind = OpKind::kBatchMatmul;
+  EXPECT_FALSE(dense_f32_space().supports(bmm));
+  try {
+    template_space("dense_f33");
+    FAIL() << "no exception";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "unknown template \"dense_f33\"");
+  }
+}
+
+TEST_F(DenseF32Space, DefaultsAreLegalAndMatchTheTemplate) {
+  EXPECT_TRUE(violations(with({}), ctx).empty());
+  const auto g = DenseF32Geometry::of(with({}));
+  EXPECT_EQ(g.threads, 256);
+  EXPECT_EQ(g.bm, 128);
+  EXPECT_EQ(g.bn, 128);
+  EXPECT_EQ(g.lda, 132);
+  EXPECT_EQ(g.smem_bytes, 2 * 8 * (132 + 132) * 4);
+  const auto res = dense_f32_space().resources(with({}));
+  EXPECT_EQ(res.threads, 256);
+  EXPECT_EQ(res.dynamic_smem_bytes, g.smem_bytes);
+}
+
+TEST_F(DenseF32Space, PaddedPitchIsFourModEight) {
+  EXPECT_EQ(dense_f32_padded_pitch(1), 4);
+  EXPECT_EQ(dense_f32_padded_pitch(3), 4);
+  EXPECT_EQ(dense_f32_padded_pitch(8), 12);
+  EXPECT_EQ(dense_f32_padded_pitch(12), 12);
+  EXPECT_EQ(dense_f32_padded_pitch(24), 28);
+  EXPECT_EQ(dense_f32_padded_pitch(128), 132);
+}
+
+TEST_F(DenseF32Space, ChainsBuildTheBlockTile) {
+  const auto& s = dense_f32_space();
+  ASSERT_EQ(s.chains.size(), 2u);
+  EXPECT_EQ(s.chains[0].extent, "BM");
+  EXPECT_EQ(s.chains[0].levels, (std::vector<std::string>{"WARPS_M", "THREADS_M", "TM"}));
+  EXPECT_EQ(s.chains[1].extent, "BN");
+  EXPECT_EQ(s.chains[1].levels, (std::vector<std::string>{"WARPS_N", "THREADS_N", "TN"}));
+}
+
+TEST_F(DenseF32Space, RejectsLanesThatDoNotFillAWarp) {
+  EXPECT_TRUE(
+      rejected_by(with({{"THREADS_M", 4}, {"THREADS_N", 4}}), ctx, "THREADS_M * THREADS_N"));
+}
+
+TEST_F(DenseF32Space, RejectsThreadTilesTooSmallToFeedTheFmas) {
+  EXPECT_TRUE(rejected_by(with({{"TM", 1}, {"TN", 3}}), ctx, "TM * TN >= 4"));
+  EXPECT_FALSE(rejected_by(with({{"TM", 1}, {"TN", 4}}), ctx, "TM * TN >= 4"));
+}
+
+TEST_F(DenseF32Space, RejectsTooManyThreads) {
+  auto mk = with({{"WARPS_M", 8}, {"WARPS_N", 8}, {"TM", 2}, {"TN", 2}});
+  EXPECT_TRUE(rejected_by(mk, ctx, "threads per block"));
+  EXPECT_FALSE(rejected_by(with({{"WARPS_M", 8}, {"WARPS_N", 4}, {"TM", 2}, {"TN", 2}}), ctx,
+                           "threads per block"));
+}
+
+TEST_F(DenseF32Space, RejectsSharedMemoryPastTheOptInLimit) {
+  // 512 x 32 tile, 32 deep, 2 stages: 2 * 32 * (516 + 36) * 4 = 141 KB fits; 4 stages do not.
+  auto mk = with({{"WARPS_M", 8},
+                  {"THREADS_M", 8},
+                  {"TM", 8},
+                  {"WARPS_N", 1},
+                  {"THREADS_N", 4},
+                  {"TN", 8},
+                  {"BK", 32},
+                  {"STAGES", 2}});
+  EXPECT_FALSE(rejected_by(mk, ctx, "shared memory"));
+  mk.params["STAGES"] = 4;
+  mk.params["VEC"] = 1;
+  EXPECT_TRUE(rejected_by(mk, ctx, "shared memory"));
+}
+
+TEST_F(DenseF32Space, RejectsRegisterHungryThreadTiles) {
+  EXPECT_FALSE(rejected_by(with({}), ctx, "register estimate per thread"));
+  GpuSpec small = gpu;
+  small.max_regs_per_thread = 128;
+  SpaceContext tight{small, fc2, ctx.largest};
+  EXPECT_TRUE(
+      rejected_by(with({{"TM", 8}, {"TN", 8}, {"BK", 32}}), tight, "register estimate per thread"));
+  // 1024 threads x ~100 registers exceed a block's 64K registers.
+  EXPECT_TRUE(rejected_by(with({{"WARPS_M", 8}, {"WARPS_N", 4}, {"TM", 4}, {"TN", 4}}), ctx,
+                          "register estimate * threads"));
+}
+
+TEST_F(DenseF32Space, BoundsTilesByTheLargestExtents) {
+  SpaceContext small_m{gpu, fc2, GemmShape{1, 16, 768, 3072}};  // 1.1 * 16 -> 32
+  EXPECT_FALSE(rejected_by(with({{"WARPS_M", 1}, {"THREADS_M", 4}, {"THREADS_N", 8}, {"TM", 8}}),
+                           small_m, "BM <="));
+  EXPECT_TRUE(rejected_by(with({{"WARPS_M", 2}, {"THREADS_M", 4}, {"THREADS_N", 8}, {"TM", 8}}),
+                          small_m, "BM <="));
+  // BN = 8 * 32 * 8 = 2048 > 1.1 * 768 -> 1024.
+  EXPECT_TRUE(
+      rejected_by(with({{"WARPS_N", 8}, {"THREADS_N", 32}, {"THREADS_M", 1}}), ctx, "BN <="));
+  SpaceContext tiny_k{gpu, fc2, GemmShape{1, 2048, 768, 3}};
+  EXPECT_TRUE(rejected_by(with({{"BK", 8}}), tiny_k, "BK <="));
+  EXPECT_FALSE(rejected_by(with({{"BK", 4}}), tiny_k, "BK <="));
+}
+
+TEST_F(DenseF32Space, RejectsVectorWidthsTheTemplateCannotUse) {
+  EXPECT_TRUE(rejected_by(with({{"BK", 2}, {"VEC", 4}}), ctx, "VEC divides BK"));
+  EXPECT_TRUE(rejected_by(with({{"STAGES", 3}, {"VEC", 4}}), ctx, "VEC == 1 when STAGES >= 3"));
+  EXPECT_FALSE(rejected_by(with({{"STAGES", 3}, {"VEC", 1}}), ctx, "VEC == 1 when STAGES >= 3"));
+  OpSpec odd = dense_op("odd", 1000, 771);
+  SpaceContext odd_ctx{gpu, odd, GemmShape{1, 2048, 1000, 771}};
+  EXPECT_TRUE(rejected_by(with({{"VEC", 4}}), odd_ctx, "VEC divides K"));
+  EXPECT_FALSE(rejected_by(with({{"VEC", 1}}), odd_ctx, "VEC divides K"));
+}
+
+TEST_F(DenseF32Space, CpAsyncNeedsAmpere) {
+  GpuSpec turing = gpu;
+  turing.cc_major = 7, turing.cc_minor = 5;
+  SpaceContext t{turing, fc2, ctx.largest};
+  EXPECT_TRUE(rejected_by(with({{"STAGES", 3}, {"VEC", 1}}), t, "STAGES >= 3 needs"));
+  EXPECT_FALSE(rejected_by(with({{"STAGES", 2}}), t, "STAGES >= 3 needs"));
+}
+
+TEST_F(DenseF32Space, SplitKNeedsAFullTilePerSlice) {
+  SpaceContext k500{gpu, fc2, GemmShape{1, 2048, 768, 500}};
+  EXPECT_TRUE(rejected_by(with({{"SPLITK", 16}, {"BK", 32}}), k500, "SPLITK == 1 or"));
+  EXPECT_FALSE(rejected_by(with({{"SPLITK", 16}, {"BK", 16}}), k500, "SPLITK == 1 or"));
+}
+
+// Every combination of the lists (THREADS_N follows THREADS_M, the only legal choice).
+struct Census {
+  int valid = 0, small_m_tiles_split = 0, stages[5] = {};
+};
+
+Census enumerate(const SpaceContext& ctx) {
+  const auto& s = dense_f32_space();
+  MicroKernel mk = with({});
+  std::vector<size_t> idx(s.tunables.size(), 0);
+  Census census;
+  while (true) {
+    for (size_t i = 0; i < idx.size(); ++i)
+      mk.params[s.tunables[i].name] = s.tunables[i].values[idx[i]];
+    mk.params["THREADS_N"] = 32 / mk.params["THREADS_M"];
+    bool ok = true;
+    for (const auto& c : s.constraints)
+      if (!c.holds(mk, ctx)) {
+        ok = false;
+        break;
+      }
+    if (ok) {
+      ++census.valid;
+      ++census.stages[mk.params["STAGES"]];
+      const auto g = DenseF32Geometry::of(mk);
+      if (g.bm <= 16 && mk.params["SPLITK"] > 1) ++census.small_m_tiles_split;
+    }
+    size_t i = 0;
+    for (; i < idx.size(); ++i) {
+      if (s.tunables[i].name == "THREADS_N") continue;
+      if (++idx[i] < s.tunables[i].values.size()) break;
+      idx[i] = 0;
+    }
+    if (i == idx.size()) break;
+  }
+  return census;
+}
+
+TEST_F(DenseF32Space, HundredsOfCandidatesForBertOnH100) {
+  struct Layer {
+    int64_t n, k;
+  };
+  // The widest and the split-K-hungry layer of BERT-base (qkv and fc2); the others differ
+  // only in N, which bounds nothing at these sizes.
+  for (const Layer layer : {Layer{2304, 768}, Layer{768, 3072}}) {
+    OpSpec op = dense_op("layer", layer.n, layer.k);
+    SpaceContext c{gpu, op, GemmShape{1, 16 * 128, layer.n, layer.k}};
+    const Census census = enumerate(c);
+    SCOPED_TRACE("N=" + std::to_string(layer.n) + " K=" + std::to_string(layer.k));
+    EXPECT_GE(census.valid, 300);
+    for (int stages = 1; stages <= 4; ++stages) EXPECT_GT(census.stages[stages], 0);
+    if (layer.n == 768 && layer.k == 3072) EXPECT_GT(census.small_m_tiles_split, 0);
+    std::printf("N=%lld K=%lld: %d valid candidates, %d with BM <= 16 and SPLITK > 1\n",
+                (long long)layer.n, (long long)layer.k, census.valid, census.small_m_tiles_split);
+  }
+}
+
+}  // namespace
+}  // namespace dietcode
