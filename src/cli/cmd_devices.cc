@@ -3,6 +3,7 @@
 // shipped GPU configs one can target instead, because that is what the user needs next.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,8 +31,8 @@ std::string bytes_text(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;
   while (bytes >= 1024 && unit < 4) bytes /= 1024, ++unit;
-  return bytes == static_cast<long long>(bytes) ? fmt::format("{} {}", bytes, units[unit])
-                                                : fmt::format("{:.1f} {}", bytes, units[unit]);
+  return std::floor(bytes) == bytes ? fmt::format("{} {}", bytes, units[unit])
+                                    : fmt::format("{:.1f} {}", bytes, units[unit]);
 }
 
 std::string cuda_version_text(int version) {
@@ -69,7 +70,7 @@ void print_device(int ordinal, const GpuSpec& s, size_t memory, const std::strin
   fmt::print("  threads             {} per block, {} per SM, {} blocks per SM, warp {}\n",
              s.max_threads_per_block, s.max_threads_per_sm, s.max_blocks_per_sm, s.warp_size);
   fmt::print("  L2 cache            {}\n", bytes_text(s.l2_bytes));
-  fmt::print("  clock               {:.2f} GHz\n", s.clock_ghz);
+  fmt::print("  clock               {:.0f} MHz\n", s.clock_ghz * 1000);
   fmt::print(
       "  peak                FP32 {:.1f} TFLOP/s, FP16 tensor {:.1f}, BF16 tensor {:.1f}, "
       "DRAM {:.0f} GB/s\n",

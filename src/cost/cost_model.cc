@@ -57,6 +57,9 @@ void CostModel::add_measurement(const std::string& kernel_key, const KernelFeatu
   if (!(latency_us > 0) || !std::isfinite(latency_us))
     throw std::invalid_argument("CostModel: latency of " + kernel_key + " must be positive, got " +
                                 std::to_string(latency_us));
+  if (!(weight >= 0) || !std::isfinite(weight))
+    throw std::invalid_argument("CostModel: weight of " + kernel_key +
+                                " must be non-negative, got " + std::to_string(weight));
   if (features.values.size() != size_t(kFeatureCount))
     throw std::invalid_argument("CostModel: " + kernel_key + " has " +
                                 std::to_string(features.values.size()) + " features, expected " +
@@ -85,7 +88,6 @@ TrainingReport CostModel::retrain() {
   // Fit on the training rows, in log latency: how far the model is from what it was told.
   double squared = 0;
   size_t counted = 0;
-  std::vector<double> f_mk;
   if (!rows_.empty()) {
     DenseMatrix features;
     for (const Row& r : rows_) features.add_row(r.features.values);
@@ -182,7 +184,7 @@ void CostModel::train_booster() {
       weight_sum += w;
     }
     if (!(weight_sum > 0)) continue;
-    features.add_row(rows_[members.front()].features.values);
+    features.add_row(rows_[members.back()].features.values);  // the latest, e.g. compiled
     labels.push_back(float(label_sum / weight_sum));
     weights.push_back(float(weight_sum / members.size()));
   }

@@ -60,7 +60,8 @@ class CostModel {
   explicit CostModel(CostModelParams params = {});
 
   // One measured latency of a candidate on a shape. weight scales the measurement's say in
-  // training (e.g. the instance's priority); latency_us must be positive and finite.
+  // training (e.g. the instance's priority). Throws std::invalid_argument unless latency_us
+  // is positive and finite and weight non-negative and finite.
   void add_measurement(const KernelCandidate& candidate, const GemmShape& shape, double latency_us,
                        double weight = 1.0);
   // The same from precomputed parts: kernel_key identifies the micro-kernel (MicroKernel::key).
@@ -86,6 +87,7 @@ class CostModel {
   double predict_latency_us(const KernelCandidate& candidate, const GemmShape& shape) const;
 
   // The learned f_MK model (XGBoost's binary JSON), for debugging and reproducibility.
+  // Throws std::logic_error before a model has been learned.
   std::string save_booster() const { return booster_.save(); }
 
  private:

@@ -38,10 +38,6 @@ int element_bytes(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int round_up(int value, int unit) { return int(ceil_div(value, unit) * unit); }
 
-std::string arch_of(const GpuSpec& gpu) {
-  return "sm_" + std::to_string(gpu.cc_major) + std::to_string(gpu.cc_minor);
-}
-
 // ptxas's report for the plan's entry: the device's arch if compiled for it, else any arch
 // (register counts differ little between sm_80 and sm_90).
 const KernelResources* reported_resources(const MeasureInput& input, const std::string& arch) {
@@ -106,7 +102,7 @@ bool check_resources(const MeasureInput& input, const GpuSpec& gpu, SimulatedTim
                 fmt::format("{} threads per block exceed the GPU's {}", plan.threads,
                             gpu.max_threads_per_block));
 
-  const KernelResources* reported = reported_resources(input, arch_of(gpu));
+  const KernelResources* reported = reported_resources(input, gpu.arch());
   int static_smem = reported ? reported->static_smem : 0;
   t.registers_estimated = reported == nullptr;
   t.registers =
@@ -152,7 +148,7 @@ double tile_efficiency(const MeasureInput& input, const GpuSpec& gpu, double pea
   if (input.mk.get_or("STAGES", 2) < 2) eff *= kSingleStagePenalty;
   if (registers > kRegisterKnee)
     eff *= 1 - kKneePenalty * double(registers - kRegisterKnee) / (255 - kRegisterKnee);
-  const KernelResources* reported = reported_resources(input, arch_of(gpu));
+  const KernelResources* reported = reported_resources(input, gpu.arch());
   if (reported && (reported->spill_stores > 0 || reported->spill_loads > 0)) eff *= kSpillPenalty;
   return eff;
 }
@@ -183,7 +179,7 @@ SimulatedDevice::SimulatedDevice(GpuSpec gpu, SimulatedDeviceOptions options)
     : gpu_(std::move(gpu)), options_(options) {}
 
 DeviceIdentity SimulatedDevice::device() const {
-  return {"simulated " + gpu_.name, arch_of(gpu_), true};
+  return {"simulated " + gpu_.name, gpu_.arch(), true};
 }
 
 SimulatedTiming SimulatedDevice::model(const MeasureInput& input, const GemmShape& shape) const {

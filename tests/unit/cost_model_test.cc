@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -184,6 +185,7 @@ TEST(CostModel, RanksByAnalyticTermsUntilEnoughKernels) {
   EXPECT_EQ(model.distinct_kernels(), 15u);
   EXPECT_FALSE(model.retrain().learned);
   EXPECT_FALSE(model.learned());
+  EXPECT_THROW(model.save_booster(), std::logic_error);
 
   // Unlearned: f_MK is the roofline prior, under the analytic knobs fitted so far.
   std::vector<double> predicted = model.predict_latency_us(kernels, shapes);
@@ -226,7 +228,7 @@ TEST(CostModel, UnlaunchableKernelIsNeverPicked) {
   EXPECT_TRUE(std::isinf(model.predict_latency_us(c, {1, 128, 768, 768})));
 }
 
-TEST(CostModel, RejectsMeaninglessLatency) {
+TEST(CostModel, RejectsMeaninglessMeasurements) {
   CostModel model;
   KernelCandidate c = synthetic_kernels().front();
   try {
@@ -237,7 +239,36 @@ TEST(CostModel, RejectsMeaninglessLatency) {
               "CostModel: latency of " + c.mk.key() + " must be positive, got 0.000000");
   }
   EXPECT_THROW(model.add_measurement(c, {1, 16, 768, 768}, NAN), std::invalid_argument);
+  try {
+    model.add_measurement(c, {1, 16, 768, 768}, 5.0, -1.0);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "CostModel: weight of " + c.mk.key() + " must be non-negative, got -1.000000");
+  }
   EXPECT_EQ(model.measurements(), 0u);
+}
+
+// A benchmark, not a test: what the search pays to score a population on every instance.
+// Run with --gtest_also_run_disabled_tests --gtest_filter='*ScoringTime*'.
+TEST(CostModel, DISABLED_ScoringTime552CandidatesOn128Shapes) {
+  std::vector<KernelCandidate> kernels = synthetic_kernels();
+  std::vector<GemmShape> shapes = bert_shapes();
+  CostModel model;
+  for (const Measured& m : measure_all(kernels, shapes))
+    model.add_measurement(kernels[m.kernel], shapes[m.shape], m.latency_us);
+  TrainingReport report = model.retrain();
+  std::vector<KernelCandidate> population;
+  for (int copy = 0; copy < 4; ++copy)
+    population.insert(population.end(), kernels.begin(), kernels.end());
+  std::vector<GemmShape> instances;
+  for (int t = 1; t <= 128; ++t) instances.push_back({1, 16 * t, 768, 768});
+  auto start = std::chrono::steady_clock::now();
+  std::vector<double> latencies = model.predict_latency_us(population, instances);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("retrain on %zu rows: %.3f s; scoring %zu candidates x %zu shapes: %.1f ms\n",
+              report.rows, report.seconds, population.size(), instances.size(), seconds * 1e3);
+  EXPECT_EQ(latencies.size(), population.size() * instances.size());
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+// Host-side pieces of GPU measurement that need no GPU: element conversions, the seeded
+// operand contents, the launch geometry of a plan, and the comparison that decides whether a
+// candidate's output agrees with the reference kernel's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/generated_kernel.h"
+#include "workload/workload.h"
+
+namespace dietcode {
+
+int element_bytes(DType dtype);
+
+// IEEE binary16 and bfloat16 from and to float, rounding to nearest even.
+uint16_t float_to_half(float value);
+float half_to_float(uint16_t bits);
+uint16_t float_to_bfloat16(float value);
+float bfloat16_to_float(uint16_t bits);
+
+// Element i of operand `tag` (0 = A, 1 = B, 2 = bias): uniform in [-1, 1), a function of
+// (seed, tag, i) only, so a buffer regrown for a larger shape keeps the values it had and
+// references computed earlier stay valid.
+float operand_value(uint64_t seed, int tag, int64_t i);
+
+// `count` elements of an operand in the op's dtype, as raw bytes to upload.
+std::string operand_bytes(uint64_t seed, int tag, int64_t count, DType dtype);
+// Raw output bytes in `dtype` back to floats.
+std::vector<float> output_floats(const std::string& bytes, DType dtype);
+
+// Element counts of the operands for one shape.
+struct OperandSizes {
+  int64_t a = 0, b = 0, bias = 0, c = 0;
+};
+OperandSizes operand_sizes(OpKind kind, const GemmShape& shape);
+
+// The launch geometry a LaunchPlan describes (generated_kernel.h): the main grid
+// (ceil(N/tile_n), min(ceil(M/tile_m), 65535), batch*split_k) — blocks stride over M tiles past
+// 65535 — the split-K reduction's grid (4 outputs per thread) and workspace (fp32 partial sums
+// per slice).
+void plan_grid(const LaunchPlan& plan, const GemmShape& shape, unsigned grid[3]);
+void plan_reduce_grid(const LaunchPlan& plan, const GemmShape& shape, unsigned grid[3]);
+int64_t plan_workspace_bytes(const LaunchPlan& plan, const GemmShape& shape);
+
+// got agrees with want when every |got - want| <= out_rtol * |want| + 1e-4 * sqrt(K): output
+// rounding (out_rtol: 1e-5 for fp32, 2e-3 for fp16, 1e-2 for bf16) plus fp32 accumulation in
+// another order, which grows like sqrt(K) for inputs in [-1, 1]; a lost or doubled product
+// (~0.25) is two orders above it. NaN agrees with nothing. `message` names the first mismatch:
+// "C[0,12,7] = 3.5 where the reference has 4.25; 15 of 1536 elements differ".
+struct OutputComparison {
+  bool ok = true;
+  int64_t mismatches = 0;
+  std::string message;
+};
+OutputComparison compare_outputs(const std::vector<float>& got, const std::vector<float>& want,
+                                 const GemmShape& shape, DType dtype);
+
+}  // namespace dietcode

@@ -1,0 +1,113 @@
+#include "measure/gpu_protocol.h"
+
+#include <limits>
+#include <stdexcept>
+
+namespace dietcode {
+
+namespace {
+
+using nlohmann::json;
+
+json kernel_to_json(const WorkerKernel& k) {
+  const LaunchPlan& p = k.plan;
+  return {{"id", k.id},
+          {"image", json::binary(std::vector<uint8_t>(k.image.begin(), k.image.end()))},
+          {"entry", p.entry},
+          {"threads", p.threads},
+          {"dynamic_smem_bytes", p.dynamic_smem_bytes},
+          {"tile_m", p.tile_m},
+          {"tile_n", p.tile_n},
+          {"split_k", p.split_k},
+          {"reduce_entry", p.reduce_entry},
+          {"reduce_threads", p.reduce_threads},
+          {"min_alignment_bytes", p.min_alignment_bytes}};
+}
+
+WorkerKernel kernel_from_json(const json& j) {
+  WorkerKernel k;
+  k.id = j.at("id").get<std::string>();
+  const auto& bytes = j.at("image").get_binary();
+  k.image.assign(bytes.begin(), bytes.end());
+  LaunchPlan& p = k.plan;
+  p.entry = j.at("entry").get<std::string>();
+  p.threads = j.at("threads").get<int>();
+  p.dynamic_smem_bytes = j.at("dynamic_smem_bytes").get<int>();
+  p.tile_m = j.at("tile_m").get<int>();
+  p.tile_n = j.at("tile_n").get<int>();
+  p.split_k = j.at("split_k").get<int>();
+  p.reduce_entry = j.at("reduce_entry").get<std::string>();
+  p.reduce_threads = j.at("reduce_threads").get<int>();
+  p.min_alignment_bytes = j.at("min_alignment_bytes").get<int>();
+  return k;
+}
+
+}  // namespace
+
+json to_json(const WorkerCandidate& c) {
+  json shapes = json::array();
+  for (const GemmShape& s : c.shapes) shapes.push_back({s.batch, s.M, s.N, s.K});
+  json j = {{"kernel", kernel_to_json(c.kernel)},
+            {"op",
+             {{"name", c.op.name},
+              {"kind", int(c.op.kind)},
+              {"dtype", int(c.op.dtype)},
+              {"epilogue", int(c.op.epilogue)},
+              {"transpose_a", c.op.transpose_a},
+              {"transpose_b", c.op.transpose_b}}},
+            {"shapes", shapes},
+            {"check_shapes", c.check_shapes}};
+  if (c.reference) j["reference"] = kernel_to_json(*c.reference);
+  return j;
+}
+
+WorkerCandidate candidate_from_json(const json& j) {
+  try {
+    WorkerCandidate c;
+    c.kernel = kernel_from_json(j.at("kernel"));
+    const json& op = j.at("op");
+    c.op.name = op.at("name").get<std::string>();
+    c.op.kind = OpKind(op.at("kind").get<int>());
+    c.op.dtype = DType(op.at("dtype").get<int>());
+    c.op.epilogue = Epilogue(op.at("epilogue").get<int>());
+    c.op.transpose_a = op.at("transpose_a").get<bool>();
+    c.op.transpose_b = op.at("transpose_b").get<bool>();
+    for (const json& s : j.at("shapes"))
+      c.shapes.push_back({s.at(0).get<int64_t>(), s.at(1).get<int64_t>(), s.at(2).get<int64_t>(),
+                          s.at(3).get<int64_t>()});
+    c.check_shapes = j.at("check_shapes").get<std::vector<int>>();
+    for (int index : c.check_shapes)
+      if (index < 0 || size_t(index) >= c.shapes.size())
+        throw std::invalid_argument("check shape index out of range");
+    if (j.contains("reference")) c.reference = kernel_from_json(j.at("reference"));
+    return c;
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("malformed measurement request: ") + e.what());
+  }
+}
+
+json to_json(const WorkerResult& r) {
+  return {{"status", to_string(r.status)},
+          {"error", r.error},
+          {"latency_us", r.latency_us},
+          {"run", r.run}};
+}
+
+WorkerResult result_from_json(const json& j) {
+  try {
+    WorkerResult r;
+    auto status = parse_measure_status(j.at("status").get<std::string>());
+    if (!status) throw std::invalid_argument("unknown status in a worker reply");
+    r.status = *status;
+    r.error = j.at("error").get<std::string>();
+    r.run = j.at("run").get<bool>();
+    for (const json& v : j.at("latency_us"))
+      r.latency_us.push_back(v.is_number() ? v.get<double>()
+                                           : std::numeric_limits<double>::quiet_NaN());
+    return r;
+  } catch (const json::exception& e) {
+    throw std::invalid_argument(std::string("malformed worker reply: ") + e.what());
+  }
+}
+
+}  // namespace dietcode

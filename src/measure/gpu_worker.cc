@@ -1,0 +1,355 @@
+// The GPU side of measurement, run inside a worker process (worker_process.h): loads candidate
+// CUBINs, checks them against the reference kernel and times them with CUDA events. Every
+// request and reply is described in gpu_protocol.h.
+//
+// Faults are sorted by whose they are: a CUDA error a candidate causes becomes its status
+// (see classify), and one that poisons the context (an illegal address, a trap) also says
+// "context_lost", so the tuner replaces this process; an error of the environment (no device,
+// out of memory) propagates as EnvironmentError and stops the tuning run.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "../templates/dietcode_args.h"  // the kernel ABI, shared with the templates
+#include "cuda/device_buffer.h"
+#include "cuda/device_query.h"
+#include "cuda/driver.h"
+#include "cuda/event.h"
+#include "cuda/module.h"
+#include "cuda/primary_context.h"
+#include "measure/gpu_measurer.h"
+#include "measure/gpu_operands.h"
+#include "measure/gpu_protocol.h"
+
+namespace dietcode {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxLoadedModules = 256;     // a long run loads thousands; keep the recent
+constexpr size_t kMaxCachedReferences = 64;   // reference outputs, host copies
+constexpr int kSmemWithoutOptIn = 48 * 1024;  // above it a kernel must opt in
+
+struct Fault {
+  MeasureStatus status;
+  std::string error;
+  bool context_lost = false;
+};
+
+// The candidate's fault, or nullopt when the error is the environment's.
+std::optional<Fault> classify(const CudaError& e) {
+  switch (e.code()) {
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_NOT_FOUND:  // the entry is not in the image
+      return Fault{MeasureStatus::kCompileError, e.what()};
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:  // registers x threads
+    case CUDA_ERROR_INVALID_VALUE:            // block size or shared memory beyond the limits
+      return Fault{MeasureStatus::kDeviceLimitsExceeded, e.what()};
+    case CUDA_ERROR_OUT_OF_MEMORY:
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_INVALID_DEVICE:
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+    case CUDA_ERROR_SYSTEM_NOT_READY:
+    case CUDA_ERROR_DEVICE_UNAVAILABLE:
+      return std::nullopt;
+    default:  // illegal address, launch failure, trap, misaligned access ...: sticky
+      return Fault{MeasureStatus::kLaunchError, e.what(), true};
+  }
+}
+
+void* device_pointer(const DeviceBuffer& buffer) {
+  return buffer.bytes() ? reinterpret_cast<void*>(uintptr_t(buffer.ptr())) : nullptr;
+}
+
+bool has_bias(Epilogue e) {
+  return e == Epilogue::kBias || e == Epilogue::kBiasRelu || e == Epilogue::kBiasGelu;
+}
+
+struct LoadedKernel {
+  Module module;
+  CUfunction main = nullptr;
+  CUfunction reduce = nullptr;
+};
+
+// One op's operands on the device, sized for the largest shape seen so far.
+struct Operands {
+  DType dtype = DType::kFloat32;
+  uint64_t seed = 0;
+  OperandSizes sizes;
+  DeviceBuffer a, b, bias, c;
+};
+
+double median(std::vector<double> samples) {
+  if (samples.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(samples.begin(), samples.end());
+  size_t mid = samples.size() / 2;
+  return samples.size() % 2 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2;
+}
+
+class GpuWorker {
+ public:
+  json handle(const json& request) {
+    std::string action = request.at("action").get<std::string>();
+    int device = request.at("device").get<int>();
+    if (action == "identify") return identify(device);
+    if (!context_) {
+      context_.emplace(device);
+      check(driver().cuDeviceGetAttribute(&l2_bytes_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                                          context_->device()),
+            "cuDeviceGetAttribute(L2_CACHE_SIZE)");
+    }
+    context_->make_current();
+    uint64_t seed = request.at("seed").get<uint64_t>();
+    if (action == "check")
+      return check_candidate(candidate_from_json(request.at("candidate")), seed);
+    if (action == "time") return time_candidates(request, seed);
+    throw std::invalid_argument("unknown request \"" + action + "\"");
+  }
+
+ private:
+  json identify(int device) {
+    GpuSpec spec = query_device(device);
+    return {{"name", spec.name}, {"arch", spec.arch()}, {"spec", gpu_spec_to_json(spec)}};
+  }
+
+  LoadedKernel& load(const WorkerKernel& kernel) {
+    auto it = kernels_.find(kernel.id);
+    if (it != kernels_.end()) return it->second;
+    if (kernels_.size() >= kMaxLoadedModules) kernels_.clear();
+    LoadedKernel loaded{Module(kernel.image, kernel.id)};
+    loaded.main = loaded.module.function(kernel.plan.entry);
+    if (kernel.plan.dynamic_smem_bytes > kSmemWithoutOptIn)
+      set_max_dynamic_smem(loaded.main, kernel.plan.dynamic_smem_bytes);
+    if (!kernel.plan.reduce_entry.empty())
+      loaded.reduce = loaded.module.function(kernel.plan.reduce_entry);
+    return kernels_.emplace(kernel.id, std::move(loaded)).first->second;
+  }
+
+  // Grows the op's operands (and the shared split-K workspace) to fit every shape. Contents
+  // depend on (seed, element index) only, so growing keeps what earlier shapes saw.
+  Operands& prepare(const WorkerCandidate& c, uint64_t seed) {
+    Operands& o = operands_[c.op.name];
+    if (o.seed != seed || o.dtype != c.op.dtype) {
+      o = Operands();
+      o.dtype = c.op.dtype;
+      o.seed = seed;
+    }
+    OperandSizes need;
+    for (const GemmShape& s : c.shapes) {
+      OperandSizes z = operand_sizes(c.op.kind, s);
+      need = {std::max(need.a, z.a), std::max(need.b, z.b), std::max(need.bias, z.bias),
+              std::max(need.c, z.c)};
+      workspace_bytes_ = std::max(workspace_bytes_, plan_workspace_bytes(c.kernel.plan, s));
+    }
+    auto grow = [&](DeviceBuffer& buffer, int64_t& have, int64_t want, int tag) {
+      if (want <= have) return;
+      buffer = DeviceBuffer(size_t(want) * element_bytes(o.dtype));
+      if (tag >= 0) {
+        std::string bytes = operand_bytes(seed, tag, want, o.dtype);
+        buffer.upload(bytes.data(), bytes.size());
+      }
+      have = want;
+    };
+    grow(o.a, o.sizes.a, need.a, 0);
+    grow(o.b, o.sizes.b, need.b, 1);
+    grow(o.bias, o.sizes.bias, need.bias, 2);
+    grow(o.c, o.sizes.c, need.c, -1);
+    if (int64_t(workspace_.bytes()) < workspace_bytes_) workspace_ = DeviceBuffer(workspace_bytes_);
+    return o;
+  }
+
+  DietcodeArgs args(const Operands& o, const WorkerOp& op, const GemmShape& s) const {
+    DietcodeArgs a{};
+    a.a = device_pointer(o.a);
+    a.b = device_pointer(o.b);
+    a.bias = has_bias(op.epilogue) ? device_pointer(o.bias) : nullptr;
+    a.c = device_pointer(o.c);
+    a.workspace = device_pointer(workspace_);
+    a.batch = s.batch;
+    a.m = s.M;
+    a.n = s.N;
+    a.k = s.K;
+    a.stride_a = s.M * s.K;
+    a.stride_b = op.kind == OpKind::kBatchMatmul ? s.N * s.K : 0;
+    a.stride_c = s.M * s.N;
+    return a;
+  }
+
+  void launch(const LoadedKernel& k, const LaunchPlan& plan, const GemmShape& s,
+              DietcodeArgs a) const {
+    const Driver& d = driver();
+    void* params[] = {&a};
+    unsigned g[3];
+    plan_grid(plan, s, g);
+    check(d.cuLaunchKernel(k.main, g[0], g[1], g[2], plan.threads, 1, 1, plan.dynamic_smem_bytes,
+                           nullptr, params, nullptr),
+          "cuLaunchKernel");
+    if (!k.reduce) return;
+    plan_reduce_grid(plan, s, g);
+    check(d.cuLaunchKernel(k.reduce, g[0], g[1], g[2], plan.reduce_threads, 1, 1, 0, nullptr,
+                           params, nullptr),
+          "cuLaunchKernel(reduce)");
+  }
+
+  std::vector<float> download_c(const Operands& o, const WorkerOp& op, const GemmShape& s) {
+    std::string bytes(size_t(operand_sizes(op.kind, s).c) * element_bytes(op.dtype), '\0');
+    o.c.download(bytes.data(), bytes.size());
+    return output_floats(bytes, op.dtype);
+  }
+
+  // The reference kernel's output for a shape, computed once per (op, dtype, seed, shape).
+  std::vector<float> reference_output(const WorkerCandidate& c, const GemmShape& s, Operands& o) {
+    std::string key = fmt::format("{}|{}|{}|{},{},{},{}", c.op.name, int(c.op.dtype), o.seed,
+                                  s.batch, s.M, s.N, s.K);
+    auto it = references_.find(key);
+    if (it != references_.end()) return it->second;
+    if (references_.size() >= kMaxCachedReferences) references_.clear();
+    try {
+      o.c.fill_bytes(0xFF);
+      launch(load(*c.reference), c.reference->plan, s, args(o, c.op, s));
+      context_->synchronize();
+      return references_[key] = download_c(o, c.op, s);
+    } catch (const CudaError& e) {  // our kernel, not the candidate: a bug to report as such
+      throw std::logic_error(std::string("the reference kernel failed: ") + e.what());
+    }
+  }
+
+  static json fault_reply(const Fault& f) {
+    WorkerResult r;
+    r.status = f.status;
+    r.error = f.error;
+    json j = to_json(r);
+    j["context_lost"] = f.context_lost;
+    return j;
+  }
+
+  json check_candidate(const WorkerCandidate& c, uint64_t seed) {
+    try {
+      Operands& o = prepare(c, seed);
+      std::vector<std::vector<float>> wants;  // first: loading the reference may evict modules
+      for (int index : c.check_shapes)
+        if (c.reference) wants.push_back(reference_output(c, c.shapes[size_t(index)], o));
+      LoadedKernel& k = load(c.kernel);
+      for (size_t i = 0; i < c.check_shapes.size(); ++i) {
+        const GemmShape& s = c.shapes[size_t(c.check_shapes[i])];
+        o.c.fill_bytes(0xFF);  // NaN: an element the kernel never writes cannot pass
+        launch(k, c.kernel.plan, s, args(o, c.op, s));
+        context_->synchronize();
+        if (wants.empty()) continue;
+        OutputComparison cmp = compare_outputs(download_c(o, c.op, s), wants[i], s, c.op.dtype);
+        if (!cmp.ok)
+          return fault_reply(
+              {MeasureStatus::kWrongResult, fmt::format("{} (M={}, N={}, K={}, batch={})",
+                                                        cmp.message, s.M, s.N, s.K, s.batch)});
+      }
+      return fault_reply({MeasureStatus::kOk, ""});
+    } catch (const CudaError& e) {
+      std::optional<Fault> fault = classify(e);
+      if (!fault) throw;
+      return fault_reply(*fault);
+    }
+  }
+
+  json time_candidates(const json& request, uint64_t seed) {
+    std::vector<WorkerCandidate> cands;
+    for (const json& c : request.at("candidates")) cands.push_back(candidate_from_json(c));
+    int warmup = request.at("warmup").get<int>(), repeats = request.at("repeats").get<int>();
+    bool flush = request.at("flush_l2").get<bool>();
+    size_t n = cands.size();
+    std::vector<WorkerResult> results(n);
+    std::vector<bool> active(n, true);
+    bool context_lost = false;
+    auto fail = [&](size_t i, const CudaError& e) {
+      std::optional<Fault> fault = classify(e);
+      if (!fault) throw e;
+      results[i].status = fault->status;
+      results[i].error = fault->error;
+      active[i] = false;
+      if (!fault->context_lost) return;
+      context_lost = true;  // nothing more can run here: the others go to a fresh worker
+      for (size_t j = 0; j < n; ++j)
+        if (active[j]) results[j].run = active[j] = false;
+    };
+
+    for (size_t i = 0; i < n && !context_lost; ++i) {
+      try {
+        load(cands[i].kernel);
+        prepare(cands[i], seed);
+      } catch (const CudaError& e) {
+        fail(i, e);
+      }
+    }
+    if (flush && !context_lost && flush_.bytes() == 0)
+      flush_ = DeviceBuffer(size_t(std::max(l2_bytes_, 1 << 20)) * 2);
+
+    std::vector<std::vector<std::vector<double>>> samples(n);
+    std::vector<std::vector<std::pair<Event, Event>>> events(n);
+    for (size_t i = 0; i < n; ++i) {
+      samples[i].resize(cands[i].shapes.size());
+      if (active[i])
+        for (size_t s = 0; s < cands[i].shapes.size(); ++s) events[i].emplace_back();
+    }
+    // Round-robin: every candidate and shape once per round, so drift spreads evenly.
+    for (int round = 0; round < warmup + repeats && !context_lost; ++round) {
+      for (size_t i = 0; i < n && !context_lost; ++i) {
+        if (!active[i]) continue;
+        const WorkerCandidate& c = cands[i];
+        try {
+          LoadedKernel& k = load(c.kernel);
+          const Operands& o = operands_.at(c.op.name);
+          for (size_t s = 0; s < c.shapes.size(); ++s) {
+            if (flush) flush_.fill_words(uint32_t(round));
+            events[i][s].first.record(nullptr);
+            launch(k, c.kernel.plan, c.shapes[s], args(o, c.op, c.shapes[s]));
+            events[i][s].second.record(nullptr);
+          }
+          for (size_t s = 0; s < c.shapes.size(); ++s) {
+            double us = 1000.0 * Event::elapsed_ms(events[i][s].first, events[i][s].second);
+            if (round >= warmup) samples[i][s].push_back(us);
+          }
+        } catch (const CudaError& e) {
+          fail(i, e);
+        }
+      }
+    }
+
+    json replies = json::array();
+    for (size_t i = 0; i < n; ++i) {
+      if (active[i])
+        for (const auto& shape_samples : samples[i])
+          results[i].latency_us.push_back(median(shape_samples));
+      replies.push_back(to_json(results[i]));
+    }
+    return {{"results", replies}, {"context_lost", context_lost}};
+  }
+
+  std::optional<PrimaryContext> context_;
+  int l2_bytes_ = 0;
+  std::map<std::string, LoadedKernel> kernels_;
+  std::map<std::string, Operands> operands_;
+  std::map<std::string, std::vector<float>> references_;
+  int64_t workspace_bytes_ = 0;
+  DeviceBuffer workspace_;
+  DeviceBuffer flush_;
+};
+
+}  // namespace
+
+WorkerHandler gpu_worker_handler() {
+  // Built in the tuner's process, run in the worker's: the GpuWorker touches CUDA only on its
+  // first request, which happens in the worker.
+  auto worker = std::make_shared<GpuWorker>();
+  return [worker](const json& request) { return worker->handle(request); };
+}
+
+}  // namespace dietcode
