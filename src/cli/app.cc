@@ -31,6 +31,7 @@ int run(int argc, char** argv) {
   register_validate(app, global, action);
   register_devices(app, global, action);
   register_inspect(app, global, action);
+  register_tune(app, global, action);
 
   try {
     try {

@@ -25,6 +25,7 @@ void add_global_flags(CLI::App& cmd, GlobalOptions& global);
 void register_validate(CLI::App& app, GlobalOptions& global, Action& action);
 void register_devices(CLI::App& app, GlobalOptions& global, Action& action);
 void register_inspect(CLI::App& app, GlobalOptions& global, Action& action);
+void register_tune(CLI::App& app, GlobalOptions& global, Action& action);
 
 int run(int argc, char** argv);
 

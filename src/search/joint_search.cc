@@ -53,7 +53,12 @@ OpOutcome JointSearch::outcome(OpSearch& search) const {
   o.stats = search.stats();
   o.stop = search.stop_reason();
   o.assignment = search.assignment();
-  for (size_t k = 0; k < search.book().size(); ++k) o.kernels.push_back(search.book()[k].key);
+  for (size_t k = 0; k < search.book().size(); ++k) o.kernels.push_back(search.book()[k].mk);
+  for (size_t i = 0; i < search.table().size(); ++i) {
+    o.shapes.push_back(search.table().shape(i));
+    o.flops.push_back(search.table()[i].flops);
+  }
+  o.weights = search.table().weights();
   o.weighted_mean_us = search.weighted_mean_us();
   std::vector<double> latency;
   std::set<int> used;

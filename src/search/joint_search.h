@@ -19,7 +19,9 @@
 // time budget cuts the run short.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,8 +50,11 @@ struct OpOutcome {
   int trials = 0;  // kernels tried, the log's included
   OpSearchStats stats;
   StopReason stop = StopReason::kNone;
-  std::vector<InstanceChoice> assignment;  // per instance, into `kernels`
-  std::vector<std::string> kernels;        // book keys, by book index
+  std::vector<std::map<std::string, int64_t>> shapes;  // per instance
+  std::vector<double> weights;                         // per instance, normalised
+  std::vector<double> flops;                           // per instance
+  std::vector<InstanceChoice> assignment;              // per instance, into `kernels`
+  std::vector<MicroKernel> kernels;                    // by book index
   double weighted_mean_us = 0;             // +infinity when some instance has no kernel
   double tflops = 0;
   int kernels_used = 0;  // distinct kernels in the assignment
