@@ -130,7 +130,11 @@ struct Device {
 Device open_device(const TuneOptions& o, Compiler& compiler) {
   Device d;
   if (!o.simulate.empty()) {
-    d.gpu = load_gpu_spec(o.simulate);
+    try {
+      d.gpu = load_gpu_spec(o.simulate);
+    } catch (const UserError& e) {
+      bad_option(std::string("--simulate: ") + e.what());
+    }
     SimulatedDeviceOptions sim;
     sim.noise_sigma = o.noise;
     sim.seed = o.seed;
