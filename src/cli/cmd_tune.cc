@@ -52,20 +52,19 @@ struct TuneOptions {
   bool json = false;
 };
 
-[[noreturn]] void bad_option(const std::string& what) {
-  throw UserError("dietcode tune: " + what);
-}
+[[noreturn]] void bad_option(const std::string& what) { throw UserError("dietcode tune: " + what); }
 
 JointSearchOptions search_options(const TuneOptions& o) {
   JointSearchOptions s;
-  if (o.trials < 1) bad_option(fmt::format("--trials: expected a positive integer, got {}", o.trials));
+  if (o.trials < 1)
+    bad_option(fmt::format("--trials: expected a positive integer, got {}", o.trials));
   s.budget.trials_per_op = o.trials;
   if (!o.time_budget.empty()) {
     std::optional<double> seconds = parse_duration_seconds(o.time_budget);
     if (!seconds)
-      bad_option(fmt::format(
-          "--time-budget: expected a duration such as 90s, 10m or 1h30m, got \"{}\"",
-          o.time_budget));
+      bad_option(
+          fmt::format("--time-budget: expected a duration such as 90s, 10m or 1h30m, got \"{}\"",
+                      o.time_budget));
     s.budget.time_budget_seconds = *seconds;
   }
   if (o.jobs_given && o.jobs < 1)
@@ -115,9 +114,10 @@ std::vector<const OpSpec*> select_ops(const Workload& workload, const std::strin
     ops.push_back(&op);
   }
   if (ops.empty())
-    throw UserError(fmt::format("dietcode tune: nothing to tune in {}: no template computes its "
-                                "ops yet",
-                                workload.source));
+    throw UserError(
+        fmt::format("dietcode tune: nothing to tune in {}: no template computes its "
+                    "ops yet",
+                    workload.source));
   return ops;
 }
 
@@ -184,7 +184,8 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
 
   if (o.fresh) {
     const std::string moved = move_log_aside(log_path);
-    if (!moved.empty()) notes.push_back(fmt::format("{}: moved the old log aside to {}", log_path, moved));
+    if (!moved.empty())
+      notes.push_back(fmt::format("{}: moved the old log aside to {}", log_path, moved));
   }
   ResumeState resume = read_log_for_resume(log_path, workload.name, identity);
   notes.insert(notes.end(), resume.notes.begin(), resume.notes.end());
@@ -218,7 +219,7 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   search.resume_from(records);
   print_notes(search.notes(), global.quiet);
 
-  const TuneProgress::Mode mode = global.quiet                ? TuneProgress::Mode::kQuiet
+  const TuneProgress::Mode mode = global.quiet                   ? TuneProgress::Mode::kQuiet
                                   : isatty(fileno(progress_out)) ? TuneProgress::Mode::kBar
                                                                  : TuneProgress::Mode::kLines;
   JointSearchResult result;
@@ -256,7 +257,8 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->add_option("--time-budget", o->time_budget,
                   "Stop after this much wall time, all ops together: 90s, 10m, 1h30m");
   cmd->add_option("--device", o->device, "CUDA device ordinal to tune on")->capture_default_str();
-  auto* jobs = cmd->add_option("--jobs", o->jobs, "Parallel NVRTC compiles (default: one per core)");
+  auto* jobs =
+      cmd->add_option("--jobs", o->jobs, "Parallel NVRTC compiles (default: one per core)");
   cmd->add_option("--seed", o->seed, "Seed of the search (and of the simulated noise)")
       ->capture_default_str();
   cmd->add_flag("--fresh", o->fresh,

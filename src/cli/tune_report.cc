@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "cli/table.h"
 #include "search/budget.h"
@@ -14,11 +15,12 @@ namespace {
 
 constexpr int kBarCells = 24;
 
-// Seconds left: the rate so far over the trials left, capped by the time budget.
+// Seconds left: this run's rate so far over the trials left, capped by the time budget.
 double eta_seconds(const SearchProgress& p) {
   double eta = std::numeric_limits<double>::infinity();
-  if (p.trials_done > 0)
-    eta = p.elapsed_seconds * double(p.trials_total - p.trials_done) / double(p.trials_done);
+  const int done_here = p.trials_done - p.trials_at_start;
+  if (done_here > 0)
+    eta = p.elapsed_seconds * double(p.trials_total - p.trials_done) / double(done_here);
   if (p.time_limit_seconds > 0)
     eta = std::min(eta, std::max(0.0, p.time_limit_seconds - p.elapsed_seconds));
   return eta;
@@ -49,13 +51,13 @@ void TuneProgress::line(const std::string& text) {
 void TuneProgress::draw(const SearchProgress& p) {
   const double fraction = p.trials_total > 0 ? double(p.trials_done) / p.trials_total : 0;
   const int filled = std::clamp(int(fraction * kBarCells + 0.5), 0, kBarCells);
-  const std::string bar = std::string(size_t(filled), '#') + std::string(size_t(kBarCells - filled), '-');
+  const std::string bar =
+      std::string(size_t(filled), '#') + std::string(size_t(kBarCells - filled), '-');
   const double eta = eta_seconds(p);
-  std::string text = fmt::format("{:<6} [{}] {}/{} trials  {} weighted mean  {} elapsed  ETA {}",
-                                 p.op->op().name, bar, p.trials_done, p.trials_total,
-                                 format_latency_us(p.op->weighted_mean_us()),
-                                 format_duration(p.elapsed_seconds),
-                                 std::isfinite(eta) ? format_duration(eta) : "?");
+  std::string text = fmt::format(
+      "{:<6} [{}] {}/{} trials  {} weighted mean  {} elapsed  ETA {}", p.op->op().name, bar,
+      p.trials_done, p.trials_total, format_latency_us(p.op->weighted_mean_us()),
+      format_duration(p.elapsed_seconds), std::isfinite(eta) ? format_duration(eta) : "?");
   const size_t width = text.size();
   if (width < bar_width_) text += std::string(bar_width_ - width, ' ');
   std::fprintf(out_, "\r%s", text.c_str());
@@ -75,24 +77,26 @@ void TuneProgress::update(const SearchProgress& p) {
       if (mode_ == Mode::kLines || verbose_) {
         std::string what = fmt::format("{} new", r.selected);
         if (r.completed) what += fmt::format(", {} from the log completed", r.completed);
-        line(fmt::format("{}: round {}: {} kernels ({}), {} measured, {} rejected, {} failed, {} "
-                         "duplicate; weighted mean {}; trials {}/{}; {}",
-                         op.op().name, r.round, r.selected + r.completed, what, r.measured,
-                         r.rejected, r.failed, r.duplicates, format_latency_us(r.weighted_mean_us),
-                         std::min(op.trials(), op.trial_budget()), op.trial_budget(),
-                         format_duration(p.elapsed_seconds)));
+        line(
+            fmt::format("{}: round {}: {} kernels ({}), {} measured, {} rejected, {} failed, {} "
+                        "duplicate; weighted mean {}; trials {}/{}; {}",
+                        op.op().name, r.round, r.selected + r.completed, what, r.measured,
+                        r.rejected, r.failed, r.duplicates, format_latency_us(r.weighted_mean_us),
+                        std::min(op.trials(), op.trial_budget()), op.trial_budget(),
+                        format_duration(p.elapsed_seconds)));
       }
       if (mode_ == Mode::kBar) draw(p);
       return;
     }
     case SearchProgress::Kind::kOpDone: {
       const CostModelQuality& q = op.quality();
-      std::string quality =
-          q.evaluated ? fmt::format("cost model Spearman {} and top-1 within 5% on {} of "
-                                    "instances ({} held-out kernels)",
-                                    number_or_dash(q.summary.mean_spearman, 3),
-                                    percent(q.summary.fraction_within), q.held_out_kernels)
-                      : std::string("too few kernels to judge the cost model");
+      std::string quality = q.evaluated
+                                ? fmt::format(
+                                      "cost model Spearman {} and top-1 within 5% on {} of "
+                                      "instances ({} held-out kernels)",
+                                      number_or_dash(q.summary.mean_spearman, 3),
+                                      percent(q.summary.fraction_within), q.held_out_kernels)
+                                : std::string("too few kernels to judge the cost model");
       line(fmt::format("{}: done ({}): weighted mean {}; {}", op.op().name,
                        to_string(op.stop_reason()), format_latency_us(op.weighted_mean_us()),
                        quality));

@@ -17,7 +17,8 @@ class TuneProgress {
  public:
   enum class Mode { kBar, kLines, kQuiet };
   // verbose adds a line per round in bar mode too.
-  TuneProgress(Mode mode, std::FILE* out, bool verbose) : mode_(mode), out_(out), verbose_(verbose) {}
+  TuneProgress(Mode mode, std::FILE* out, bool verbose)
+      : mode_(mode), out_(out), verbose_(verbose) {}
   ~TuneProgress() { finish(); }
 
   void update(const SearchProgress& progress);

@@ -61,7 +61,8 @@ std::vector<MicroKernel> propose_candidates(const ProposalContext& ctx,
     const size_t target = pick_target_instance(*ctx.table, *ctx.incumbent, rng);
     std::optional<MicroKernel> mk = pick_parent(ctx, target, rng);
     if (!mk) continue;
-    const int steps = 1 + int(uniform_index(rng, uint64_t(std::max(options.max_mutation_steps, 1))));
+    const int steps =
+        1 + int(uniform_index(rng, uint64_t(std::max(options.max_mutation_steps, 1))));
     const SearchSpace* space = nullptr;
     for (const SearchSpace* candidate : ctx.spaces)
       if (candidate->space().tmpl == mk->tmpl) space = candidate;

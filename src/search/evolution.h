@@ -34,7 +34,7 @@ struct ProposalContext {
   std::vector<const SearchSpace*> spaces;
   const InstanceTable* table = nullptr;
   const KernelBook* book = nullptr;
-  const std::vector<double>* incumbent = nullptr;  // per instance; +inf where nothing is known
+  const std::vector<double>* incumbent = nullptr;      // per instance; +inf where nothing is known
   const std::vector<int>* incumbent_kernel = nullptr;  // book index per instance, -1 for none
   const std::vector<PopulationMember>* population = nullptr;
   const std::set<std::string>* excluded = nullptr;  // keys never to propose (already tried)

@@ -28,6 +28,14 @@ void JointSearch::resume_from(const std::vector<const TuningRecord*>& records) {
   }
 }
 
+int JointSearch::trials_done() const {
+  int done = 0;
+  // A finished op counts as done in full, so the bar reaches its end when every op stops.
+  for (const auto& s : searches_)
+    done += s->finished() ? s->trial_budget() : std::min(s->trials(), s->trial_budget());
+  return done;
+}
+
 void JointSearch::notify(SearchProgress::Kind kind, const OpSearch& op, const RoundReport* round,
                          const Deadline& deadline) const {
   if (!observer_) return;
@@ -35,11 +43,9 @@ void JointSearch::notify(SearchProgress::Kind kind, const OpSearch& op, const Ro
   p.kind = kind;
   p.op = &op;
   if (round) p.round = *round;
-  for (const auto& s : searches_) {
-    // A finished op counts as done in full, so the bar reaches its end when every op stops.
-    p.trials_done += s->finished() ? s->trial_budget() : std::min(s->trials(), s->trial_budget());
-    p.trials_total += s->trial_budget();
-  }
+  p.trials_done = trials_done();
+  for (const auto& s : searches_) p.trials_total += s->trial_budget();
+  p.trials_at_start = trials_at_start_;
   p.elapsed_seconds = deadline.elapsed();
   p.time_limit_seconds = deadline.limit();
   observer_(p);
@@ -75,6 +81,7 @@ OpOutcome JointSearch::outcome(OpSearch& search) const {
 JointSearchResult JointSearch::run() {
   const Deadline deadline(options_.budget.time_budget_seconds);
   JointSearchResult result;
+  trials_at_start_ = trials_done();
   bool active = true;
   while (active) {
     active = false;
@@ -85,8 +92,8 @@ JointSearchResult JointSearch::run() {
         result.out_of_time = true;
         continue;
       }
-      const RoundReport report =
-          s->run_round(deadline, [&] { notify(SearchProgress::Kind::kBatch, *s, nullptr, deadline); });
+      const RoundReport report = s->run_round(
+          deadline, [&] { notify(SearchProgress::Kind::kBatch, *s, nullptr, deadline); });
       notify(SearchProgress::Kind::kRound, *s, &report, deadline);
       if (s->stop_reason() == StopReason::kTime) result.out_of_time = true;
       active = active || !s->finished();

@@ -37,9 +37,10 @@ struct SearchProgress {
   enum class Kind { kBatch, kRound, kOpDone };
   Kind kind = Kind::kBatch;
   const OpSearch* op = nullptr;
-  RoundReport round;   // for kRound
-  int trials_done = 0;   // all ops
-  int trials_total = 0;  // all ops' budgets
+  RoundReport round;        // for kRound
+  int trials_done = 0;      // all ops
+  int trials_total = 0;     // all ops' budgets
+  int trials_at_start = 0;  // trials_done when this run started (from the log)
   double elapsed_seconds = 0;
   double time_limit_seconds = 0;  // 0: none
 };
@@ -55,7 +56,7 @@ struct OpOutcome {
   std::vector<double> flops;                           // per instance
   std::vector<InstanceChoice> assignment;              // per instance, into `kernels`
   std::vector<MicroKernel> kernels;                    // by book index
-  double weighted_mean_us = 0;             // +infinity when some instance has no kernel
+  double weighted_mean_us = 0;                         // +infinity when some instance has no kernel
   double tflops = 0;
   int kernels_used = 0;  // distinct kernels in the assignment
   CostModelQuality quality;
@@ -92,6 +93,7 @@ class JointSearch {
  private:
   void notify(SearchProgress::Kind kind, const OpSearch& op, const RoundReport* round,
               const Deadline& deadline) const;
+  int trials_done() const;
   OpOutcome outcome(OpSearch& search) const;
 
   const Workload* workload_;
@@ -99,6 +101,7 @@ class JointSearch {
   std::vector<std::unique_ptr<OpSearch>> searches_;
   std::vector<std::string> notes_;
   std::function<void(const SearchProgress&)> observer_;
+  int trials_at_start_ = 0;
 };
 
 }  // namespace dietcode

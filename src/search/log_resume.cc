@@ -34,10 +34,10 @@ ResumeState read_log_for_resume(const std::string& path, const std::string& work
   }
   for (const auto& [who, count] : other_devices) {
     const auto& [name, arch, simulated] = who;
-    state.notes.push_back(fmt::format(
-        "{}: ignoring {} record{} measured on {} ({}{}): this run measures on {} ({})", path,
-        count, count == 1 ? "" : "s", name, arch, simulated ? ", simulated" : "", device.name,
-        device.arch));
+    state.notes.push_back(
+        fmt::format("{}: ignoring {} record{} measured on {} ({}{}): this run measures on {} ({})",
+                    path, count, count == 1 ? "" : "s", name, arch, simulated ? ", simulated" : "",
+                    device.name, device.arch));
   }
   for (const auto& [name, count] : other_workloads)
     state.notes.push_back(fmt::format("{}: ignoring {} record{} of workload \"{}\"", path, count,

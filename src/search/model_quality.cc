@@ -43,8 +43,8 @@ CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& 
     const KernelEntry& e = book[held_out[j]];
     for (size_t i = 0; i < table.size(); ++i)
       if (e.latency_us[i] > 0)  // false for NaN: measured instances only
-        records.push_back({table.name(i), e.key, predicted[j * table.size() + i],
-                           e.latency_us[i], table.weights()[i]});
+        records.push_back({table.name(i), e.key, predicted[j * table.size() + i], e.latency_us[i],
+                           table.weights()[i]});
   }
   q.held_out_kernels = held_out.size();
   q.summary = evaluate_quality(records, regret_tolerance);

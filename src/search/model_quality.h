@@ -33,8 +33,7 @@ struct CostModelQuality {
 inline constexpr size_t kMinKernelsForQuality = 5;
 CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& table,
                                    const GpuSpec& gpu, const CostModelParams& params,
-                                   double holdout_fraction, uint64_t seed,
-                                   double regret_tolerance);
+                                   double holdout_fraction, uint64_t seed, double regret_tolerance);
 
 // The log line: {"kind": "cost_model_quality", "workload", "op", "device", "arch",
 // "simulated", "train_kernels", "held_out_kernels", "instances", "mean_spearman",

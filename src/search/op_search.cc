@@ -105,13 +105,15 @@ void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
   }
   stats_.resumed_kernels = int(book_.size());
   if (stale)
-    notes.push_back(fmt::format("{}: {} earlier record{} no longer match the workload (shape or "
-                                "GEMM changed): not used",
-                                op_->name, stale, stale == 1 ? "" : "s"));
+    notes.push_back(
+        fmt::format("{}: {} earlier record{} no longer match the workload (shape or "
+                    "GEMM changed): not used",
+                    op_->name, stale, stale == 1 ? "" : "s"));
   if (ungenerable)
-    notes.push_back(fmt::format("{}: {} earlier record{} name micro-kernels this build cannot "
-                                "generate: not used",
-                                op_->name, ungenerable, ungenerable == 1 ? "" : "s"));
+    notes.push_back(
+        fmt::format("{}: {} earlier record{} name micro-kernels this build cannot "
+                    "generate: not used",
+                    op_->name, ungenerable, ungenerable == 1 ? "" : "s"));
 
   // Kernels a killed run left half-measured are finished first, before new candidates.
   for (size_t k = 0; k < book_.size(); ++k) {
@@ -250,8 +252,8 @@ void OpSearch::measure_ready(std::vector<MeasureInput>& inputs,
     std::vector<MeasureResult> results = env_.measurer->measure(chunk);
     stats_.measure_seconds += seconds_since(start);
     if (results.size() != chunk.size())
-      throw std::logic_error(fmt::format("measurer returned {} results for {} inputs",
-                                         results.size(), chunk.size()));
+      throw std::logic_error(
+          fmt::format("measurer returned {} results for {} inputs", results.size(), chunk.size()));
     for (size_t j = 0; j < chunk.size(); ++j) {
       record(chunk[j], indices[begin + j], results[j]);
       if (results[j].status == MeasureStatus::kOk) {
@@ -282,7 +284,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, const std::function<vo
   if (slots > 0) {
     std::vector<const SearchSpace*> spaces;
     for (const SearchSpace& s : spaces_) spaces.push_back(&s);
-    const ProposalContext ctx{spaces,       &table_,       &book_, &inc.latency,
+    const ProposalContext ctx{spaces,      &table_,      &book_, &inc.latency,
                               &inc.kernel, &population_, &tried_};
     const std::vector<MicroKernel> proposals = propose_candidates(ctx, options_, rng_);
     std::vector<KernelCandidate> candidates;
@@ -322,9 +324,8 @@ RoundReport OpSearch::run_round(const Deadline& deadline, const std::function<vo
 
   if (!chosen.empty()) {
     CompileStats cs;
-    std::vector<CompiledCandidate> compiled =
-        compile_candidates(*env_.compiler, *op_, chosen, env_.gpu,
-                           {env_.device.arch, options_.jobs}, binaries_, &cs);
+    std::vector<CompiledCandidate> compiled = compile_candidates(
+        *env_.compiler, *op_, chosen, env_.gpu, {env_.device.arch, options_.jobs}, binaries_, &cs);
     stats_.compile_seconds += cs.wall_seconds;
     stats_.nvrtc_seconds += cs.nvrtc_seconds;
     stats_.cache_hits += cs.cache_hits;
@@ -380,14 +381,13 @@ RoundReport OpSearch::run_round(const Deadline& deadline, const std::function<vo
 
 const CostModelQuality& OpSearch::evaluate_quality() {
   const auto start = std::chrono::steady_clock::now();
-  quality_ = evaluate_held_out(book_, table_, env_.gpu, env_.cost_model,
-                               options_.holdout_fraction, op_seed(options_.seed, op_->name),
-                               options_.regret_tolerance);
+  quality_ = evaluate_held_out(book_, table_, env_.gpu, env_.cost_model, options_.holdout_fraction,
+                               op_seed(options_.seed, op_->name), options_.regret_tolerance);
   stats_.model_seconds += seconds_since(start);
   // A run that measured nothing new has nothing new to say about the model.
   if (quality_.evaluated && env_.log && stats_.measurements > 0)
-    env_.log->append_json(quality_record(env_.workload, op_->name, env_.device, quality_,
-                                         options_.regret_tolerance));
+    env_.log->append_json(
+        quality_record(env_.workload, op_->name, env_.device, quality_, options_.regret_tolerance));
   return quality_;
 }
 

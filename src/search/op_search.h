@@ -53,30 +53,30 @@ struct SearchEnvironment {
 
 struct OpSearchStats {
   int rounds = 0;
-  int resumed_kernels = 0;      // kernels the log already had
-  size_t resumed_records = 0;   // their records
-  int compiled = 0;             // kernels through the compiler in this run
+  int resumed_kernels = 0;     // kernels the log already had
+  size_t resumed_records = 0;  // their records
+  int compiled = 0;            // kernels through the compiler in this run
   int compile_errors = 0;
-  int over_limits = 0;          // spills or registers / shared memory beyond the GPU's
-  int duplicates = 0;           // same binary as another kernel
-  int measured_kernels = 0;     // kernels timed in this run
-  int failed_kernels = 0;       // launch errors, timeouts, wrong results
-  size_t measurements = 0;      // (kernel, instance) latencies from this run
-  double compile_seconds = 0;   // wall time of the parallel compiles
-  double nvrtc_seconds = 0;     // summed over compiles (cache hits cost none)
+  int over_limits = 0;         // spills or registers / shared memory beyond the GPU's
+  int duplicates = 0;          // same binary as another kernel
+  int measured_kernels = 0;    // kernels timed in this run
+  int failed_kernels = 0;      // launch errors, timeouts, wrong results
+  size_t measurements = 0;     // (kernel, instance) latencies from this run
+  double compile_seconds = 0;  // wall time of the parallel compiles
+  double nvrtc_seconds = 0;    // summed over compiles (cache hits cost none)
   int cache_hits = 0;
-  double measure_seconds = 0;   // wall time inside the measurer
-  double model_seconds = 0;     // retraining and scoring
+  double measure_seconds = 0;  // wall time inside the measurer
+  double model_seconds = 0;    // retraining and scoring
 };
 
 struct RoundReport {
   int round = 0;
-  int selected = 0;       // new candidates sent to the compiler
-  int completed = 0;      // kernels from the log completed on missing instances
-  int rejected = 0;       // compile errors and kernels over the limits
+  int selected = 0;   // new candidates sent to the compiler
+  int completed = 0;  // kernels from the log completed on missing instances
+  int rejected = 0;   // compile errors and kernels over the limits
   int duplicates = 0;
-  int measured = 0;       // kernels timed
-  int failed = 0;         // kernels whose measurement failed
+  int measured = 0;             // kernels timed
+  int failed = 0;               // kernels whose measurement failed
   double weighted_mean_us = 0;  // of the op's assignment after the round
 };
 
@@ -155,8 +155,8 @@ class OpSearch {
   std::unique_ptr<OpCostModel> model_;
   std::mt19937_64 rng_;
   std::map<std::string, LaunchPlan> plans_;
-  std::set<std::string> tried_;            // keys compiled here or recorded in the log
-  std::vector<MicroKernel> pending_;        // logged kernels missing some instances
+  std::set<std::string> tried_;       // keys compiled here or recorded in the log
+  std::vector<MicroKernel> pending_;  // logged kernels missing some instances
   std::vector<PopulationMember> population_;
   BinarySet binaries_;
   ImprovementTracker tracker_;

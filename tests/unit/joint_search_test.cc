@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -79,8 +79,7 @@ class CountingDevice : public Measurer {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const std::string key = inputs[i].mk.key();
       kernels.insert(key);
-      for (const Instance& inst : inputs[i].instances)
-        ++pairs[{key, inst.values}];
+      for (const Instance& inst : inputs[i].instances) ++pairs[{key, inst.values}];
       std::optional<MeasureStatus> fail = fault ? fault(inputs[i].mk) : std::nullopt;
       if (fail) {
         results[i].status = *fail;
@@ -112,10 +111,9 @@ constexpr const char* kWorkload = R"({
 TemplateSpace small_space() {
   TemplateSpace s = dense_f32_space();
   const std::map<std::string, std::vector<int>> lists = {
-      {"WARPS_M", {1, 2, 4}}, {"WARPS_N", {1, 2, 4}}, {"THREADS_M", {4, 8}},
-      {"THREADS_N", {4, 8}},  {"TM", {2, 4, 8}},      {"TN", {4, 8}},
-      {"BK", {8, 16}},        {"VEC", {4}},           {"STAGES", {2}},
-      {"SPLITK", {1, 2, 4}}};
+      {"WARPS_M", {1, 2, 4}}, {"WARPS_N", {1, 2, 4}}, {"THREADS_M", {4, 8}}, {"THREADS_N", {4, 8}},
+      {"TM", {2, 4, 8}},      {"TN", {4, 8}},         {"BK", {8, 16}},       {"VEC", {4}},
+      {"STAGES", {2}},        {"SPLITK", {1, 2, 4}}};
   for (Tunable& t : s.tunables) {
     t.values = lists.at(t.name);
     t.default_value = t.values.front();
@@ -151,10 +149,9 @@ class JointSearchTest : public ::testing::Test {
                         const std::string& log_path = "") {
     std::unique_ptr<TuningLogWriter> writer;
     if (!log_path.empty()) writer = std::make_unique<TuningLogWriter>(log_path);
-    JointSearch search(workload_, {&workload_.ops[0]}, environment(measurer, writer.get()),
-                       options, [this](const OpSpec&) {
-                         return std::vector<const TemplateSpace*>{&space_};
-                       });
+    JointSearch search(
+        workload_, {&workload_.ops[0]}, environment(measurer, writer.get()), options,
+        [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
     if (!log_path.empty()) {
       ResumeState state = read_log_for_resume(log_path, workload_.name, measurer.device());
       std::vector<const TuningRecord*> records;
@@ -510,7 +507,8 @@ TEST(CompileStep, DuplicateBinariesAndErrorLines) {
 }
 
 TEST(LogResume, FreshMovesTheOldLogAsideAndOtherDevicesAreIgnoredWithANote) {
-  const fs::path dir = fs::temp_directory_path() / ("dietcode_log_resume_" + std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("dietcode_log_resume_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string path = (dir / "w.jsonl").string();
