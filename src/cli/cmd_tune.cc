@@ -255,7 +255,8 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
                   "log (a resumed run does the rest)")
       ->capture_default_str();
   cmd->add_option("--time-budget", o->time_budget,
-                  "Stop after this much wall time, all ops together: 90s, 10m, 1h30m");
+                  "Stop after this much wall time, all ops together: 90s, 10m, 1h30m (kernels "
+                  "already compiled are still measured)");
   cmd->add_option("--device", o->device, "CUDA device ordinal to tune on")->capture_default_str();
   auto* jobs =
       cmd->add_option("--jobs", o->jobs, "Parallel NVRTC compiles (default: one per core)");

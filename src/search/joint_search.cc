@@ -1,5 +1,7 @@
 #include "search/joint_search.h"
 
+#include <algorithm>
+#include <climits>
 #include <set>
 #include <stdexcept>
 
@@ -26,6 +28,23 @@ void JointSearch::resume_from(const std::vector<const TuningRecord*>& records) {
       if (r->op == search->op().name) mine.push_back(r);
     search->resume_from(mine, notes_);
   }
+}
+
+int JointSearch::round_cap(const Deadline& deadline, size_t position) const {
+  if (!deadline.limited()) return INT_MAX;
+  double seconds = 0;
+  int kernels = 0;
+  for (const auto& s : searches_) {
+    seconds += s->stats().compile_seconds;
+    kernels += s->stats().compiled;
+  }
+  if (kernels == 0 || seconds <= 0) return INT_MAX;  // nothing to estimate from yet
+  // The time left is shared by the ops still to take their turn in this pass, so that under a
+  // tight budget every op gets kernels, not only the first ones.
+  int waiting = 0;
+  for (size_t n = position; n < searches_.size(); ++n) waiting += !searches_[n]->finished();
+  const double share = deadline.remaining() / std::max(waiting, 1);
+  return std::max(1, int(share / (seconds / kernels)));
 }
 
 int JointSearch::trials_done() const {
@@ -85,18 +104,20 @@ JointSearchResult JointSearch::run() {
   bool active = true;
   while (active) {
     active = false;
-    for (auto& s : searches_) {
-      if (s->finished()) continue;
+    for (size_t n = 0; n < searches_.size(); ++n) {
+      OpSearch& s = *searches_[n];
+      if (s.finished()) continue;
       if (deadline.expired()) {
-        s->stop(StopReason::kTime);
+        s.stop(StopReason::kTime);
         result.out_of_time = true;
         continue;
       }
-      const RoundReport report = s->run_round(
-          deadline, [&] { notify(SearchProgress::Kind::kBatch, *s, nullptr, deadline); });
-      notify(SearchProgress::Kind::kRound, *s, &report, deadline);
-      if (s->stop_reason() == StopReason::kTime) result.out_of_time = true;
-      active = active || !s->finished();
+      const RoundReport report = s.run_round(deadline, round_cap(deadline, n), [&] {
+        notify(SearchProgress::Kind::kBatch, s, nullptr, deadline);
+      });
+      notify(SearchProgress::Kind::kRound, s, &report, deadline);
+      if (s.stop_reason() == StopReason::kTime) result.out_of_time = true;
+      active = active || !s.finished();
     }
   }
   for (auto& s : searches_) {

@@ -94,6 +94,9 @@ class JointSearch {
   void notify(SearchProgress::Kind kind, const OpSearch& op, const RoundReport* round,
               const Deadline& deadline) const;
   int trials_done() const;
+  // How many new kernels the op at `position` may compile in its round: its share of the time
+  // left at the compile rate seen so far; INT_MAX without a time budget or a rate.
+  int round_cap(const Deadline& deadline, size_t position) const;
   OpOutcome outcome(OpSearch& search) const;
 
   const Workload* workload_;

@@ -33,10 +33,6 @@ GemmShape largest_shape(const InstanceTable& table) {
   return g;
 }
 
-bool same_gemm(const GemmShape& a, const GemmShape& b) {
-  return a.batch == b.batch && a.M == b.M && a.N == b.N && a.K == b.K;
-}
-
 // Every op gets its own random stream, so adding or removing an op (--ops) leaves the others'
 // searches as they were.
 uint64_t op_seed(uint64_t seed, const std::string& op) {
@@ -47,8 +43,7 @@ uint64_t op_seed(uint64_t seed, const std::string& op) {
 
 OpSearch::OpSearch(const Workload& workload, const OpSpec& op, const SearchEnvironment& env,
                    const JointSearchOptions& options, std::vector<const TemplateSpace*> spaces)
-    : workload_(&workload),
-      op_(&op),
+    : op_(&op),
       env_(env),
       options_(options),
       table_(workload, op),
@@ -70,106 +65,6 @@ const LaunchPlan& OpSearch::plan_of(const MicroKernel& mk) {
   auto it = plans_.find(key);
   if (it == plans_.end()) it = plans_.emplace(key, generate_kernel(*op_, mk).plan).first;
   return it->second;
-}
-
-void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
-                           std::vector<std::string>& notes) {
-  size_t stale = 0, ungenerable = 0;
-  for (const TuningRecord* r : records) {
-    const std::optional<size_t> i = table_.find(r->shape);
-    if (!i || !same_gemm(r->gemm, table_[*i].gemm)) {
-      ++stale;
-      continue;
-    }
-    const LaunchPlan* plan = nullptr;
-    try {
-      plan = &plan_of(r->mk);
-    } catch (const UserError&) {  // a template or tunable this build does not know
-      ++ungenerable;
-      continue;
-    }
-    KernelEntry& e = book_.add(r->mk, *plan);
-    if (r->registers && !e.resources) {
-      KernelResources res;
-      res.entry = plan->entry;
-      res.registers = *r->registers;
-      e.resources = res;
-    }
-    if (r->status == MeasureStatus::kOk && r->latency_us) {
-      book_.add_latency(e, *i, *r->latency_us);
-    } else {
-      book_.add_failure(e, *i, r->status, r->error);
-    }
-    tried_.insert(e.key);
-    ++stats_.resumed_records;
-  }
-  stats_.resumed_kernels = int(book_.size());
-  if (stale)
-    notes.push_back(
-        fmt::format("{}: {} earlier record{} no longer match the workload (shape or "
-                    "GEMM changed): not used",
-                    op_->name, stale, stale == 1 ? "" : "s"));
-  if (ungenerable)
-    notes.push_back(
-        fmt::format("{}: {} earlier record{} name micro-kernels this build cannot "
-                    "generate: not used",
-                    op_->name, ungenerable, ungenerable == 1 ? "" : "s"));
-
-  // Kernels a killed run left half-measured are finished first, before new candidates.
-  for (size_t k = 0; k < book_.size(); ++k) {
-    const KernelEntry& e = book_[k];
-    if (e.failed || table_.size() > options_.max_instances_per_kernel) continue;
-    if (std::count(e.recorded.begin(), e.recorded.end(), 0) > 0) pending_.push_back(e.mk);
-  }
-  for (size_t k : book_.usable()) model_->learn(book_[k]);
-  if (model_->model().measurements() > 0) model_->retrain();
-  // A log that already holds the whole budget leaves nothing to do but report.
-  if (trials() >= trial_budget() && pending_.empty()) stop(StopReason::kTrials);
-}
-
-const SearchSpace* OpSearch::space_of(const std::string& tmpl) const {
-  for (const SearchSpace& s : spaces_)
-    if (s.space().tmpl == tmpl) return &s;
-  return nullptr;
-}
-
-OpSearch::Incumbent OpSearch::incumbent() const {
-  Incumbent inc{book_.best_latency(), book_.best_kernel()};
-  std::vector<size_t> missing;
-  for (size_t i = 0; i < table_.size(); ++i)
-    if (inc.kernel[i] < 0) missing.push_back(i);
-  const std::vector<size_t> usable = book_.usable();
-  if (missing.empty() || usable.empty()) return inc;
-  // Instances no kernel was measured on (a sampled cross product) get the prediction of the
-  // measured kernels: what they would run if tuning stopped now.
-  std::vector<KernelCandidate> candidates;
-  for (size_t k : usable) candidates.push_back(model_->candidate(book_[k]));
-  const std::vector<double> predicted = model_->predict(candidates, missing);
-  for (size_t c = 0; c < usable.size(); ++c)
-    for (size_t j = 0; j < missing.size(); ++j) {
-      const double p = predicted[c * missing.size() + j];
-      if (p < inc.latency[missing[j]]) {
-        inc.latency[missing[j]] = p;
-        inc.kernel[missing[j]] = int(usable[c]);
-      }
-    }
-  return inc;
-}
-
-std::vector<InstanceChoice> OpSearch::assignment() const {
-  const Incumbent inc = incumbent();
-  const std::vector<int> measured = book_.best_kernel();
-  std::vector<InstanceChoice> out(table_.size());
-  for (size_t i = 0; i < out.size(); ++i)
-    out[i] = {inc.kernel[i], inc.latency[i], measured[i] >= 0};
-  return out;
-}
-
-double OpSearch::weighted_mean_us() const {
-  const Incumbent inc = incumbent();
-  for (int k : inc.kernel)
-    if (k < 0) return std::numeric_limits<double>::infinity();
-  return table_.weighted_mean(inc.latency);
 }
 
 std::vector<size_t> OpSearch::instances_for(const KernelEntry* entry, const double* predicted_row,
@@ -236,15 +131,12 @@ void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indi
 }
 
 void OpSearch::measure_ready(std::vector<MeasureInput>& inputs,
-                             const std::vector<std::vector<size_t>>& indices,
-                             const Deadline& deadline, RoundReport& report,
+                             const std::vector<std::vector<size_t>>& indices, RoundReport& report,
                              const std::function<void()>& on_batch) {
+  // Kernels compiled in this round are measured even past the deadline: measuring is the
+  // cheap part, and without it the compiling was for nothing.
   const size_t batch = size_t(std::max(options_.measure_batch, 1));
   for (size_t begin = 0; begin < inputs.size(); begin += batch) {
-    if (deadline.expired()) {
-      stop(StopReason::kTime);
-      return;
-    }
     const size_t end = std::min(inputs.size(), begin + batch);
     std::vector<MeasureInput> chunk(inputs.begin() + std::ptrdiff_t(begin),
                                     inputs.begin() + std::ptrdiff_t(end));
@@ -268,7 +160,8 @@ void OpSearch::measure_ready(std::vector<MeasureInput>& inputs,
   }
 }
 
-RoundReport OpSearch::run_round(const Deadline& deadline, const std::function<void()>& on_batch) {
+RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
+                                const std::function<void()>& on_batch) {
   RoundReport report;
   report.round = ++stats_.rounds;
   auto start = std::chrono::steady_clock::now();
@@ -280,7 +173,8 @@ RoundReport OpSearch::run_round(const Deadline& deadline, const std::function<vo
   report.completed = int(chosen.size());
   std::vector<std::vector<double>> chosen_predicted(chosen.size());
 
-  const int slots = std::max(0, std::min(options_.kernels_per_round, trial_budget() - trials()));
+  const int slots = std::max(
+      0, std::min({options_.kernels_per_round, trial_budget() - trials(), max_new_kernels}));
   if (slots > 0) {
     std::vector<const SearchSpace*> spaces;
     for (const SearchSpace& s : spaces_) spaces.push_back(&s);
@@ -365,7 +259,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, const std::function<vo
       inputs.push_back(std::move(input));
       indices.push_back(std::move(which));
     }
-    measure_ready(inputs, indices, deadline, report, on_batch);
+    measure_ready(inputs, indices, report, on_batch);
   }
 
   start = std::chrono::steady_clock::now();

@@ -16,6 +16,7 @@
 // pairs already in the log are never measured again.
 #pragma once
 
+#include <climits>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -102,8 +103,11 @@ class OpSearch {
   void resume_from(const std::vector<const TuningRecord*>& records,
                    std::vector<std::string>& notes);
 
-  // One round. on_batch is called after every measured batch (for progress displays).
-  RoundReport run_round(const Deadline& deadline, const std::function<void()>& on_batch = {});
+  // One round of at most max_new_kernels new candidates (the caller's share of the time left);
+  // every kernel the round compiles is measured. on_batch is called after every measured batch
+  // (for progress displays).
+  RoundReport run_round(const Deadline& deadline, int max_new_kernels = INT_MAX,
+                        const std::function<void()>& on_batch = {});
 
   bool finished() const { return stop_ != StopReason::kNone; }
   StopReason stop_reason() const { return stop_; }
@@ -133,7 +137,6 @@ class OpSearch {
   };
   Incumbent incumbent() const;
   const LaunchPlan& plan_of(const MicroKernel& mk);
-  const SearchSpace* space_of(const std::string& tmpl) const;
   std::vector<size_t> instances_for(const KernelEntry* entry, const double* predicted_row,
                                     const std::vector<double>& incumbent);
   // Appends the result's records to the log and learns from them; indices are the table
@@ -141,15 +144,14 @@ class OpSearch {
   void record(const MeasureInput& input, const std::vector<size_t>& indices,
               const MeasureResult& result);
   void measure_ready(std::vector<MeasureInput>& inputs,
-                     const std::vector<std::vector<size_t>>& indices, const Deadline& deadline,
-                     RoundReport& report, const std::function<void()>& on_batch);
+                     const std::vector<std::vector<size_t>>& indices, RoundReport& report,
+                     const std::function<void()>& on_batch);
 
-  const Workload* workload_;
   const OpSpec* op_;
   SearchEnvironment env_;
   JointSearchOptions options_;
   InstanceTable table_;
-  std::vector<const TemplateSpace*> templates_;
+  std::vector<const TemplateSpace*> templates_;  // spaces_ refer to these
   std::vector<SearchSpace> spaces_;
   KernelBook book_;
   std::unique_ptr<OpCostModel> model_;

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "codegen/generated_kernel.h"
 #include "measure/simulated_device.h"
@@ -44,6 +47,7 @@ class FakeCompiler : public Compiler {
  public:
   CompileResult compile(const CompileRequest& request) override {
     ++calls;
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
     MicroKernel mk{"dense_f32", {}};
     std::string options;
     for (const std::string& o : request.options) {
@@ -65,7 +69,8 @@ class FakeCompiler : public Compiler {
     result.binaries.push_back(binary);
     return result;
   }
-  int calls = 0;
+  std::atomic<int> calls{0};
+  std::chrono::milliseconds delay{0};  // what a compile takes
 };
 
 // The simulated device, counting what it is asked to time, and failing the kernels a test
@@ -79,6 +84,7 @@ class CountingDevice : public Measurer {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const std::string key = inputs[i].mk.key();
       kernels.insert(key);
+      ++inputs_measured;
       for (const Instance& inst : inputs[i].instances) ++pairs[{key, inst.values}];
       std::optional<MeasureStatus> fail = fault ? fault(inputs[i].mk) : std::nullopt;
       if (fail) {
@@ -92,6 +98,7 @@ class CountingDevice : public Measurer {
     return results;
   }
   std::set<std::string> kernels;
+  int inputs_measured = 0;
   std::map<std::pair<std::string, std::vector<int64_t>>, int> pairs;
   std::function<std::optional<MeasureStatus>(const MicroKernel&)> fault;
 
@@ -415,6 +422,54 @@ TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredic
   }
   EXPECT_LT(predicted, int(op.instances));
   EXPECT_TRUE(std::isfinite(op.weighted_mean_us));
+}
+
+TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled) {
+  workload_ = parse_workload(R"({
+    "name": "two",
+    "shape_vars": { "T": { "min": 1, "max": 8 } },
+    "ops": [
+      { "name": "a", "op": "dense", "dtype": "float32", "M": "16*T", "N": 768, "K": 768 },
+      { "name": "b", "op": "dense", "dtype": "float32", "M": "16*T", "N": 256, "K": 512 },
+      { "name": "c", "op": "dense", "dtype": "float32", "M": "16*T", "N": 512, "K": 256 }
+    ]
+  })",
+                             "two.json");
+  compiler_.delay = std::chrono::milliseconds(20);
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.jobs = 1;
+  options.budget.time_budget_seconds = 0.5;  // one 16-kernel round takes 0.32 s
+  SearchEnvironment env = environment(device, nullptr);
+  std::vector<const OpSpec*> ops;
+  for (const OpSpec& op : workload_.ops) ops.push_back(&op);
+  JointSearch search(workload_, ops, env, options,
+                     [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
+  JointSearchResult result = search.run();
+  EXPECT_TRUE(result.out_of_time);
+  EXPECT_LT(result.wall_seconds, 2.0);  // the budget, one round over at most, and slack
+  int compiled = 0, measured = 0;
+  for (const OpOutcome& op : result.ops) {
+    EXPECT_EQ(op.stop, StopReason::kTime) << op.op;
+    EXPECT_GT(op.trials, 0) << op.op << " got no share of the time";
+    EXPECT_TRUE(std::isfinite(op.weighted_mean_us)) << op.op;
+    compiled += op.stats.compiled;
+    measured += op.stats.measured_kernels;
+  }
+  EXPECT_EQ(measured, compiled);  // nothing compiled went unmeasured
+  EXPECT_EQ(measured, device.inputs_measured);
+}
+
+TEST_F(JointSearchTest, StopsEarlyWhenRoundsStopImproving) {
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.budget.trials_per_op = 96;
+  options.budget.patience_rounds = 1;
+  options.budget.min_improvement = 0.99;  // no round can lower the mean by 99%
+  JointSearchResult result = run(device, options);
+  EXPECT_EQ(result.ops[0].stop, StopReason::kNoImprovement);
+  EXPECT_EQ(result.ops[0].stats.rounds, 2);
+  EXPECT_EQ(result.ops[0].trials, 32);
 }
 
 TEST(CandidateSelection, GreedyPrefersKernelsThatWinDifferentShapes) {
