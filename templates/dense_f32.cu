@@ -23,6 +23,9 @@
 // * SPLITK > 1: each slice writes its raw partial sums to workspace[batch][SPLITK][M][N];
 //   dietcode_dense_f32_reduce then adds the slices in a fixed order and applies bias and
 //   activation, so results never depend on how blocks are scheduled.
+// * MIN_BLOCKS: resident blocks per SM that ptxas must allow for, which caps registers per
+//   thread at 64K / (MIN_BLOCKS * threads); the tuner decides whether occupancy or registers
+//   win.
 // * Launch: grid (ceil(N/BN), min(ceil(M/BM), 65535), batch*SPLITK), WARPS_M*WARPS_N*32
 //   threads, dynamic shared memory STAGES*BK*(LDA+LDB)*4 bytes. Blocks stride over M tiles
 //   when the grid's y is clamped, so every M >= 1 is covered.
@@ -60,6 +63,9 @@
 #ifndef SPLITK
 #define SPLITK 1
 #endif
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1  // blocks per SM ptxas must leave room for (caps registers per thread)
+#endif
 #ifndef EPILOGUE
 #define EPILOGUE 0  // 0 none, 1 bias, 2 relu, 3 bias_relu, 4 gelu (tanh form), 5 bias_gelu
 #endif
@@ -82,6 +88,9 @@
 #endif
 #if SPLITK < 1 || SPLITK > 16
 #error "SPLITK must be in 1..16"
+#endif
+#if MIN_BLOCKS < 1 || MIN_BLOCKS > 4
+#error "MIN_BLOCKS must be in 1..4"
 #endif
 #if EPILOGUE < 0 || EPILOGUE > 5
 #error "EPILOGUE must be in 0..5"
@@ -406,7 +415,8 @@ __device__ __forceinline__ void mainloop(const Problem& p, float* smem, int tid,
 
 }  // namespace dc
 
-extern "C" __global__ void __launch_bounds__(dc::kThreads) dietcode_dense_f32(DietcodeArgs args) {
+extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
+    dietcode_dense_f32(DietcodeArgs args) {
   using namespace dc;
   extern __shared__ float4 dc_smem[];  // float4: 16-byte alignment for the vector reads
   float* smem = reinterpret_cast<float*>(dc_smem);

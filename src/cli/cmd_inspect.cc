@@ -52,10 +52,10 @@ std::map<std::string, int64_t> parse_shape_filters(const std::vector<std::string
                       quote(text));
     const ShapeVar* var = workload.find_var(name);
     if (!var)
-      throw UserError("inspect --shape: " + quote(name) + " is not a shape variable of " +
-                      workload.source +
-                      (declared.empty() ? " (it has none)"
-                                        : " (declared: " + join_alternatives(declared) + ")"));
+      throw UserError(
+          "inspect --shape: " + quote(name) + " is not a shape variable of " + workload.source +
+          (declared.empty() ? " (it has none)"
+                            : " (declared: " + join_alternatives(declared, "and") + ")"));
     int64_t value = std::stoll(digits);
     bool listed = false;
     for (int64_t v : var->values) listed = listed || v == value;

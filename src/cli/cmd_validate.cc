@@ -106,7 +106,7 @@ std::string summary_text(const Workload& workload, bool verbose) {
     OpTotals t = totals(workload, op, &instances);
     ops.add_row({op.name, to_string(op.kind), to_string(op.dtype), describe_dims(op),
                  to_string(op.epilogue), format_sig(op.weight), std::to_string(t.instances),
-                 format_fixed(t.gflop, 3)});
+                 format_sig(t.gflop, 6)});
     all_instances += t.instances;
     all_gflop += t.gflop;
     if (!verbose) continue;
@@ -125,7 +125,7 @@ std::string summary_text(const Workload& workload, bool verbose) {
   }
   out += "\n" + ops.render("  ");
   out += "\n  total: " + std::to_string(workload.ops.size()) + " ops, " +
-         std::to_string(all_instances) + " instances, " + format_fixed(all_gflop, 3) + " GFLOP\n";
+         std::to_string(all_instances) + " instances, " + format_sig(all_gflop, 6) + " GFLOP\n";
   return out + details;
 }
 

@@ -53,8 +53,4 @@ std::string format_sig(double value, int significant) {
   return fmt::format("{:.{}g}", value, significant);
 }
 
-std::string format_fixed(double value, int decimals) {
-  return fmt::format("{:.{}f}", value, decimals);
-}
-
 }  // namespace dietcode::cli

@@ -30,7 +30,6 @@ class TextTable {
 
 // Number formats shared by the commands, so the same quantity looks the same everywhere.
 std::string format_sig(double value, int significant = 4);  // "0.05663", "1.234e+06"
-std::string format_fixed(double value, int decimals);       // "77.312"
 
 // Display width of UTF-8 text: one column per code point.
 size_t display_width(const std::string& text);

@@ -18,6 +18,10 @@
 //                                         for CI and demos, labelled simulated everywhere.
 //   GpuMeasurer     (gpu_measurer.h)      the real GPU through the CUDA Driver API, in a worker
 //                                         process so a crashing kernel cannot take the tuner down.
+// The rest of this folder serves GpuMeasurer: worker_process.h (a handler in a child process,
+// crashes and hangs as outcomes), gpu_protocol.h (what tuner and worker say), gpu_worker.cc (the
+// GPU side), gpu_operands.h (operand contents, launch geometry, output comparison).
+// Results become tuning-log records through records_from_result (search/tuning_log.h).
 #pragma once
 
 #include <cstdint>

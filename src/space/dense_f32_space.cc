@@ -79,66 +79,97 @@ TemplateSpace make_space() {
       {"VEC", {1, 2, 4}, 4, "floats per global load along K (register-staged stages)"},
       {"STAGES", {1, 2, 3, 4}, 2, "1 single buffer, 2 register-staged double buffer, 3-4 cp.async"},
       {"SPLITK", {1, 2, 3, 4, 6, 8, 12, 16}, 1, "K slices summed by a deterministic reduction"},
+      {"MIN_BLOCKS", {1, 2}, 1, "blocks per SM ptxas must leave registers for"},
   };
   s.chains = {{"BM", {"WARPS_M", "THREADS_M", "TM"}}, {"BN", {"WARPS_N", "THREADS_N", "TN"}}};
 
   using G = DenseF32Geometry;
+  // `uses`: the tunables a constraint reads, so enumeration can prune as soon as they are set.
+  const std::vector<std::string> kAll = {"WARPS_M", "WARPS_N", "THREADS_M", "THREADS_N", "TM",
+                                         "TN",      "BK",      "VEC",       "STAGES"};
+  std::vector<std::string> with_min_blocks = kAll;
+  with_min_blocks.push_back("MIN_BLOCKS");
   s.constraints = {
       {"THREADS_M * THREADS_N == warp size (lanes cover the warp's tile once)",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return mk.get("THREADS_M") * mk.get("THREADS_N") == c.gpu.warp_size;
-       }},
+       },
+       {"THREADS_M", "THREADS_N"}},
       {"TM * TN >= 4 (fewer outputs per thread leave the FMAs waiting on shared memory)",
-       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("TM") * mk.get("TN") >= 4; }},
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("TM") * mk.get("TN") >= 4; },
+       {"TM", "TN"}},
       {"threads per block (32 * WARPS_M * WARPS_N) <= max threads per block",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).threads <= c.gpu.max_threads_per_block;
-       }},
+       },
+       {"WARPS_M", "WARPS_N"}},
       {"shared memory per block <= opt-in shared memory per block",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).smem_bytes <= c.gpu.smem_per_block_optin;
-       }},
+       },
+       kAll},
       {"register estimate per thread <= max registers per thread",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).register_estimate <= c.gpu.max_regs_per_thread;
-       }},
+       },
+       kAll},
+      {"MIN_BLOCKS blocks fit an SM: threads and a register floor (TM*TN + TM + TN + 24)",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         const G g = G::of(mk);
+         const int blocks = mk.get("MIN_BLOCKS");
+         if (blocks == 1) return true;
+         const int tm = mk.get("TM"), tn = mk.get("TN");
+         const int64_t cap = c.gpu.regs_per_sm / (int64_t(blocks) * g.threads);
+         return int64_t(blocks) * g.threads <= c.gpu.max_threads_per_sm &&
+                std::min<int64_t>(cap, c.gpu.max_regs_per_thread) >= tm * tn + tm + tn + 24;
+       },
+       with_min_blocks},
       {"register estimate * threads <= registers per block",
        [](const MicroKernel& mk, const SpaceContext& c) {
          const G g = G::of(mk);
          return int64_t(g.register_estimate) * g.threads <= c.gpu.regs_per_block;
-       }},
+       },
+       kAll},
       {"BM <= 1.1 x largest M, rounded up to a power of two",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).bm <= tile_bound(c.largest.M);
-       }},
+       },
+       {"WARPS_M", "THREADS_M", "TM"}},
       {"BN <= 1.1 x largest N, rounded up to a power of two",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).bn <= tile_bound(c.largest.N);
-       }},
+       },
+       {"WARPS_N", "THREADS_N", "TN"}},
       {"BK <= largest K, rounded up to a power of two",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return mk.get("BK") <= pow2_ceil(c.largest.K);
-       }},
-      {"VEC divides BK", [](const MicroKernel& mk,
-                            const SpaceContext&) { return mk.get("BK") % mk.get("VEC") == 0; }},
+       },
+       {"BK"}},
+      {"VEC divides BK",
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("BK") % mk.get("VEC") == 0; },
+       {"BK", "VEC"}},
       {"VEC == 1 when STAGES >= 3 (cp.async copies single floats into the k-major tile)",
        [](const MicroKernel& mk, const SpaceContext&) {
          return mk.get("STAGES") < 3 || mk.get("VEC") == 1;
-       }},
+       },
+       {"STAGES", "VEC"}},
       {"VEC divides K when K is a constant (else code generation falls back to VEC = 1)",
        [](const MicroKernel& mk, const SpaceContext& c) {
          const int64_t k = constant_dim(c.op, "K");
          return k == 0 || k % mk.get("VEC") == 0;
-       }},
+       },
+       {"VEC"}},
       {"STAGES >= 3 needs compute capability 8.0 or newer (cp.async)",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return mk.get("STAGES") < 3 || c.gpu.cc_major >= 8;
-       }},
+       },
+       {"STAGES"}},
       {"SPLITK == 1 or largest K / SPLITK >= BK (every slice holds a full K tile)",
        [](const MicroKernel& mk, const SpaceContext& c) {
          const int split = mk.get("SPLITK");
          return split == 1 || c.largest.K / split >= mk.get("BK");
-       }},
+       },
+       {"SPLITK", "BK"}},
   };
   s.resources = [](const MicroKernel& mk) {
     const G g = G::of(mk);

@@ -21,7 +21,7 @@ std::string describe_values(const ShapeVar& var) {
   std::string out = "{";
   for (size_t i = 0; i < v.size(); ++i) {
     if (v.size() > kShown && i == kShown - 2) {
-      out += "..., " + std::to_string(v.back()) + "} (" + std::to_string(v.size()) + " values)";
+      out += ", ..., " + std::to_string(v.back()) + "} (" + std::to_string(v.size()) + " values)";
       return out;
     }
     out += (i == 0 ? "" : ", ") + std::to_string(v[i]);

@@ -20,6 +20,11 @@ namespace dietcode {
 
 namespace {
 
+// A runaway number is cut like quote() cuts text, so the message stays one short line.
+std::string shortened(const std::string& digits) {
+  return digits.size() > 32 ? digits.substr(0, 32) + "..." : digits;
+}
+
 class ExprParser {
  public:
   explicit ExprParser(const std::string& text) : text_(text) {}
@@ -76,7 +81,7 @@ class ExprParser {
         ++pos_;
       }
       if (!fits)
-        throw UserError(prefix() + "number " + text_.substr(start, pos_ - start) +
+        throw UserError(prefix() + "number " + shortened(text_.substr(start, pos_ - start)) +
                         " does not fit in 64 bits");
       if (!checked_mul(term.coeff, value, &term.coeff)) fail_overflow();
       return;

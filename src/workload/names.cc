@@ -71,7 +71,7 @@ std::string closest_match(const std::string& word, const std::vector<std::string
   const std::string lw = lower(word);
   for (const auto& candidate : candidates) {
     size_t d = edit_distance(lw, lower(candidate));
-    if (d < best_distance && d < std::max(word.size(), candidate.size())) {
+    if (d < best_distance && 2 * d <= std::min(word.size(), candidate.size())) {
       best = candidate;
       best_distance = d;
     }

@@ -18,8 +18,8 @@ bool is_c_keyword(const std::string& text);
 std::string quote(const std::string& text, size_t max_chars = 64);
 
 // The candidate a typo most likely meant: the closest by edit distance (ignoring case) when
-// it is at most 2 edits away and not a complete rewrite (fewer edits than the longer word
-// has letters), so "epilog" finds "epilogue" and "k" finds "K", but "Q" does not find "K".
+// it is at most 2 edits away and the edits touch at most half of the shorter word, so
+// "epilog" finds "epilogue" and "k" finds "K", but "max" does not find "M" nor "pad" "max".
 // Empty when nothing is close.
 std::string closest_match(const std::string& word, const std::vector<std::string>& candidates);
 

@@ -26,8 +26,8 @@ constexpr int64_t kMaxInstancesPerOp = 1'000'000;
 // float32) is no real layer and only guards the arithmetic downstream against overflow.
 constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
 constexpr int kMaxTensorElementsLog2 = 40;
-// Stride, pad and dilation stay far below this in any network; the bound keeps conv index
-// arithmetic in generated kernels inside 32 bits.
+// Stride, pad and dilation stay far below this in any network; the bound keeps them small
+// enough that generated kernels can hold them, and products with them, in 32-bit ints.
 constexpr int64_t kMaxConvParam = 1 << 16;
 // An op weight is a relative share of time; a ratio past a million is a typo, and the bound
 // keeps flops x weight finite.

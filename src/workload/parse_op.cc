@@ -67,7 +67,7 @@ Expr parse_dim(const JsonFields& fields, const ordered_json& value, const JsonPa
     std::string hint = did_you_mean(name, declared);
     if (hint.empty())
       hint = declared.empty() ? " (no shape variables are declared)"
-                              : " (declared: " + join_alternatives(declared) + ")";
+                              : " (declared: " + join_alternatives(declared, "and") + ")";
     fields.fail(path, "unknown shape variable " + quote(name) + hint);
   }
   return expr;
@@ -82,7 +82,8 @@ void parse_pair(const JsonFields& fields, const ordered_json& op, const JsonPath
   if (value->is_array()) {
     if (value->size() != 2)
       fields.fail(path, "expected a list [h, w] of two integers, got " +
-                            std::to_string(value->size()) + " elements");
+                            std::to_string(value->size()) +
+                            (value->size() == 1 ? " element" : " elements"));
     for (size_t i = 0; i < 2; ++i)
       out[i] = static_cast<int>(fields.get_int((*value)[i], path.index(i), min, kMaxConvParam));
     return;

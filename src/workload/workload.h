@@ -87,7 +87,9 @@ struct Workload {
 Workload load_workload(const std::string& path);
 Workload parse_workload(const std::string& text, const std::string& source_name);
 
-// The op's dimensions evaluated at one assignment of its variables (parallel to op.vars).
+// The op's dimensions evaluated at one assignment of its variables (parallel to op.vars);
+// for conv2d also the output extents P and Q. Throws UserError on overflow or an empty conv
+// output (possible for values outside the validated ranges).
 std::map<std::string, int64_t> evaluate_dims(const OpSpec& op, const std::vector<int64_t>& values);
 GemmShape gemm_shape(const OpSpec& op, const std::vector<int64_t>& values);
 

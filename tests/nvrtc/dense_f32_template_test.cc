@@ -89,6 +89,15 @@ TEST(DenseF32Template, SmallestAndLargestTiles) {
   compile_case({"largest: 128x256 BK 32 4 stages", tile(2, 4, 8, 8, 8, 32, 1, 4)});
 }
 
+TEST(DenseF32Template, MinBlocksCapsRegistersWithoutSpills) {
+  auto params = tile(4, 2, 4, 8, 8, 8, 1, 3);
+  params["MIN_BLOCKS"] = 2;
+  compile_case({"128x128 bk8 cp.async3 MIN_BLOCKS=2", params});
+  params = tile(2, 2, 4, 8, 4, 16, 4, 2);
+  params["MIN_BLOCKS"] = 2;
+  compile_case({"64x64 bk16 vec4 MIN_BLOCKS=2", params});
+}
+
 TEST(DenseF32Template, EveryPipelineMode) {
   for (int stages = 1; stages <= 4; ++stages)
     compile_case(

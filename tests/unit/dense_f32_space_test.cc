@@ -120,6 +120,19 @@ TEST_F(DenseF32Space, RejectsThreadTilesTooSmallToFeedTheFmas) {
   EXPECT_FALSE(rejected_by(with({{"TM", 1}, {"TN", 4}}), ctx, "TM * TN >= 4"));
 }
 
+TEST_F(DenseF32Space, MinBlocksMustFitAnSm) {
+  EXPECT_FALSE(rejected_by(with({{"MIN_BLOCKS", 2}}), ctx, "MIN_BLOCKS blocks fit"));
+  // Two blocks of 1024 threads fit 2048 threads per SM, not 1536.
+  const auto big = with({{"MIN_BLOCKS", 2}, {"WARPS_M", 8}, {"WARPS_N", 4}, {"TM", 2}, {"TN", 2}});
+  EXPECT_FALSE(rejected_by(big, ctx, "MIN_BLOCKS blocks fit"));
+  GpuSpec ampere = gpu;
+  ampere.max_threads_per_sm = 1536;
+  EXPECT_TRUE(rejected_by(big, SpaceContext{ampere, fc2, ctx.largest}, "MIN_BLOCKS blocks fit"));
+  // 512 threads x 2 blocks leave 64 registers, fewer than an 8 x 8 tile's 64 + 16 + 24.
+  EXPECT_TRUE(rejected_by(with({{"MIN_BLOCKS", 2}, {"WARPS_M", 4}, {"WARPS_N", 4}}), ctx,
+                          "MIN_BLOCKS blocks fit"));
+}
+
 TEST_F(DenseF32Space, RejectsTooManyThreads) {
   auto mk = with({{"WARPS_M", 8}, {"WARPS_N", 8}, {"TM", 2}, {"TN", 2}});
   EXPECT_TRUE(rejected_by(mk, ctx, "threads per block"));
@@ -221,7 +234,8 @@ Census enumerate(const SpaceContext& ctx) {
     }
     size_t i = 0;
     for (; i < idx.size(); ++i) {
-      if (s.tunables[i].name == "THREADS_N") continue;
+      // THREADS_N follows THREADS_M; MIN_BLOCKS = 2 only narrows what MIN_BLOCKS = 1 allows.
+      if (s.tunables[i].name == "THREADS_N" || s.tunables[i].name == "MIN_BLOCKS") continue;
       if (++idx[i] < s.tunables[i].values.size()) break;
       idx[i] = 0;
     }

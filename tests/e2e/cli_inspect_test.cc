@@ -1,0 +1,157 @@
+// `dietcode inspect WORKLOAD.json` end to end: the instance table, its JSON form, --shape
+// filters and their errors, and the dispatch on the kind of file.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/cli_util.h"
+
+namespace dietcode::test {
+namespace {
+
+std::string config(const std::string& name) { return source_dir() + "/configs/workloads/" + name; }
+std::string mixed() { return test_data_dir() + "/workloads/mixed.json"; }
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(CliInspect, BertTableListsEveryInstance) {
+  CommandResult r = run_cli({"inspect", config("bert_base_dense.json")});
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_NE(r.out.find("\nqkv: dense float32 M=16*T N=2304 K=768, epilogue none, 128 of 128 "
+                       "instances\n"
+                       "    T  |     M     N    K    GFLOP    weight   priority\n"
+                       "    1  |    16  2304  768  0.05662  0.007812  4.424e+05\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  128  |  2048  768  3072   9.664  0.007812   7.55e+07\n"),
+            std::string::npos)
+      << r.out;
+  // Four ops x 128 rows, each row starting with its T value and the bar.
+  EXPECT_EQ(count(r.out, "  |  "), 4u * 129u);
+}
+
+TEST(CliInspect, JsonHasGeometryGemmAndPriority) {
+  CommandResult r = run_cli({"inspect", config("resnet50_nhwc.json"), "--json", "--shape", "N=8"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["name"], "resnet50_nhwc");
+  ASSERT_EQ(j["ops"].size(), 20u);
+  const auto& conv1 = j["ops"][0];
+  EXPECT_EQ(conv1["name"], "conv1");
+  EXPECT_EQ(conv1["op"], "conv2d");
+  ASSERT_EQ(conv1["instances"].size(), 1u);
+  const auto& inst = conv1["instances"][0];
+  EXPECT_EQ(inst["shape"]["N"], 8);
+  EXPECT_EQ(inst["dims"]["P"], 112);
+  EXPECT_EQ(inst["dims"]["Q"], 112);
+  EXPECT_EQ(inst["gemm"]["M"], 8 * 112 * 112);
+  EXPECT_EQ(inst["gemm"]["N"], 64);
+  EXPECT_EQ(inst["gemm"]["K"], 7 * 7 * 3);
+  double flops = 2.0 * 8 * 112 * 112 * 64 * 147;
+  EXPECT_DOUBLE_EQ(inst["flops"].get<double>(), flops);
+  EXPECT_DOUBLE_EQ(inst["weight"].get<double>(), 1.0 / 64);
+  EXPECT_DOUBLE_EQ(inst["priority"].get<double>(), flops / 64);
+}
+
+TEST(CliInspect, ShapeFiltersOnlyTheOpsThatUseTheVariable) {
+  CommandResult r = run_cli({"inspect", mixed(), "--json", "--shape", "T=16"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  auto j = nlohmann::json::parse(r.out);
+  for (const auto& op : j["ops"]) {
+    ASSERT_EQ(op["instances"].size(), 3u) << op["name"];  // one per value of batch
+    for (const auto& inst : op["instances"]) EXPECT_EQ(inst["shape"]["T"], 16);
+  }
+  CommandResult both = run_cli({"inspect", mixed(), "--shape", "T=16", "--shape", "batch=4"});
+  ASSERT_EQ(both.exit_code, 0) << both.summary();
+  // batch=4 weighs 1/3, T=16 1/4, the op 2: 2/12; FLOPs 2*64*256*128.
+  EXPECT_NE(both.out.find("\n      4  16  |  64  256  128  0.004194  0.1667  6.991e+05\n"),
+            std::string::npos)
+      << both.out;
+  EXPECT_EQ(count(both.out, "1 of 12 instances"), 3u) << both.out;
+}
+
+TEST(CliInspect, ConvTableShowsNhwcGeometryAndImplicitGemm) {
+  CommandResult r = run_cli({"inspect", mixed(), "--shape", "T=8", "--shape", "batch=2"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_NE(r.out.find("  batch  T  |  N   H   W  C   K  R  S  P   Q  M=NPQ  N=K  K=RSC"),
+            std::string::npos)
+      << r.out;
+  // H = T+2 = 10, stride 2, pad 0: P = (10 - 3)/2 + 1 = 4; W = 16, pad 1: Q = 16.
+  EXPECT_NE(r.out.find("      2  8  |  2  10  16  8  16  3  3  4  16    128   16     72"),
+            std::string::npos)
+      << r.out;
+}
+
+struct BadInspect {
+  const char* label;
+  std::vector<std::string> args;
+  std::string message;
+};
+
+void PrintTo(const BadInspect& c, std::ostream* os) { *os << c.label; }
+
+class InspectBadInput : public testing::TestWithParam<BadInspect> {};
+
+TEST_P(InspectBadInput, ExitsOneWithOneExactLine) {
+  std::vector<std::string> args = {"inspect"};
+  for (const auto& a : GetParam().args) args.push_back(a == "MIXED" ? mixed() : a);
+  CommandResult r = run_cli(args);
+  ASSERT_TRUE(r.exited()) << r.summary();
+  EXPECT_EQ(r.exit_code, 1) << r.summary();
+  std::string expected = GetParam().message;
+  size_t at = expected.find("MIXED");
+  if (at != std::string::npos) expected.replace(at, 5, mixed());
+  EXPECT_EQ(r.err, expected + "\n");
+  EXPECT_EQ(r.out, "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, InspectBadInput,
+    testing::Values(
+        BadInspect{
+            "NotAWorkload", {"libbert_dense.so"}, "libbert_dense.so: not a workload (.json)"},
+        BadInspect{"MissingWorkload",
+                   {"/nonexistent.json"},
+                   "/nonexistent.json: cannot read: No such file or directory"},
+        BadInspect{"ShapeWithoutValue",
+                   {"MIXED", "--shape", "T"},
+                   "inspect --shape: expected VAR=VALUE with a positive integer value, got \"T\""},
+        BadInspect{"ShapeNotANumber",
+                   {"MIXED", "--shape", "T=ten"},
+                   "inspect --shape: expected VAR=VALUE with a positive integer value, got "
+                   "\"T=ten\""},
+        BadInspect{"ShapeUnknownVariable",
+                   {"MIXED", "--shape", "S=4"},
+                   "inspect --shape: \"S\" is not a shape variable of MIXED (declared: batch and "
+                   "T)"},
+        BadInspect{"ShapeValueOutOfRange",
+                   {"MIXED", "--shape", "T=12"},
+                   "inspect --shape: 12 is not a value of T (8..32 step 8)"},
+        BadInspect{"ShapeGivenTwice",
+                   {"MIXED", "--shape", "T=8", "--shape", "T=16"},
+                   "inspect --shape: T is given twice"}),
+    [](const testing::TestParamInfo<BadInspect>& info) { return std::string(info.param.label); });
+
+TEST(CliInspect, InvalidWorkloadGivesTheParserMessage) {
+  TempDir dir;
+  std::string path = dir.write("w.json", R"({"name": "w", "ops": []})");
+  CommandResult r = run_cli({"inspect", path});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, path + ": ops: expected at least one op\n");
+}
+
+TEST(CliInspect, HelpShowsExamples) {
+  CommandResult r = run_cli({"inspect", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("dietcode inspect configs/workloads/bert_base_dense.json"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("--shape"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dietcode::test
