@@ -31,7 +31,7 @@ std::string percent(double fraction) {
 }
 
 std::string number_or_dash(double value, int decimals) {
-  return std::isfinite(value) ? format_fixed(value, decimals) : "-";
+  return std::isfinite(value) ? fmt::format("{:.{}f}", value, decimals) : "-";
 }
 
 }  // namespace

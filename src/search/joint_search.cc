@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "nvrtc/parallel_compile.h"
 #include "space/template_space.h"
 
 namespace dietcode {
@@ -38,7 +39,10 @@ int JointSearch::round_cap(const Deadline& deadline, size_t position) const {
     seconds += s->stats().compile_seconds;
     kernels += s->stats().compiled;
   }
-  if (kernels == 0 || seconds <= 0) return INT_MAX;  // nothing to estimate from yet
+  // Nothing to estimate from yet: one compile wave measures the rate for the price of one
+  // kernel, before a whole round might spend the budget on the first op alone.
+  if (kernels == 0 || seconds <= 0)
+    return options_.jobs > 0 ? options_.jobs : default_compile_jobs();
   // The time left is shared by the ops still to take their turn in this pass, so that under a
   // tight budget every op gets kernels, not only the first ones.
   int waiting = 0;

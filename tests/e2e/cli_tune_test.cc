@@ -11,9 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -23,57 +21,49 @@
 #include <vector>
 
 #include "cuda/driver.h"
+#include "e2e/cli_util.h"
 
 namespace dietcode {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using test::CommandOptions;
+using test::CommandResult;
 using ::testing::HasSubstr;
 
-const std::string kWorkload = DIETCODE_TEST_DATA_DIR "/tune_small.json";
-
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+const std::string kWorkload = test::test_data_dir() + "/tune_small.json";
 
 std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::error_code ec;
+  return fs::exists(path, ec) ? test::read_file(path.string()) : std::string();
+}
+
+// Splits a command line the way the shell would for these simple arguments.
+std::vector<std::string> words(const std::string& args) {
+  std::vector<std::string> out;
+  std::istringstream in(args);
+  std::string word;
+  while (in >> word) out.push_back(word);
+  return out;
 }
 
 class CliTune : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("dietcode_cli_tune_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = fs::path(tmp_.path());
     // Kernels compiled by one test are hits for the next: the tests share one cache.
     cache_ = fs::temp_directory_path() / ("dietcode_cli_tune_cache_" + std::to_string(getuid()));
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
-  // Runs `dietcode ARGS` in the test's folder through the shell, stdout and stderr apart.
-  CliRun run(const std::string& args, const fs::path& cache = {}) {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command = "cd '" + dir_.string() + "' && env DIETCODE_CACHE_DIR='" +
-                                (cache.empty() ? cache_ : cache).string() + "' '" +
-                                DIETCODE_CLI_PATH "' " + args + " 2>'" + err.string() + "'";
-    CliRun r;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (!pipe) return r;
-    char buffer[4096];
-    size_t n;
-    while ((n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0) r.out.append(buffer, n);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = read_file(err);
-    return r;
+  // Runs `dietcode tune WORKLOAD ARGS` in the test's folder.
+  CommandResult tune(const std::string& args, const fs::path& cache = {}) {
+    CommandOptions options;
+    options.cwd = dir_.string();
+    options.env = {{"DIETCODE_CACHE_DIR", (cache.empty() ? cache_ : cache).string()}};
+    std::vector<std::string> argv = {"tune", kWorkload};
+    for (const std::string& w : words(args)) argv.push_back(w);
+    return test::run_cli(argv, options);
   }
 
   // Measurement lines of a log, each without its timestamp.
@@ -89,6 +79,7 @@ class CliTune : public ::testing::Test {
     return out;
   }
 
+  test::TempDir tmp_;
   fs::path dir_, cache_;
 };
 
@@ -112,12 +103,15 @@ TEST_F(CliTune, BadOptionsExitOneWithTheirMessage) {
        "rtx4090, t4, or give the path of a GPU config file"},
   };
   for (const auto& [args, message] : cases) {
-    CliRun r = run("tune '" + kWorkload + "' " + args);
+    CommandResult r = tune(args);
     EXPECT_EQ(r.exit_code, 1) << args;
     EXPECT_EQ(r.err, message + "\n") << args;
     EXPECT_FALSE(fs::exists(dir_ / "tune_small.jsonl")) << args;
   }
-  CliRun missing = run("tune '" + (dir_ / "nope.json").string() + "' --simulate h100");
+  CommandOptions here;
+  here.cwd = dir_.string();
+  CommandResult missing =
+      test::run_cli({"tune", (dir_ / "nope.json").string(), "--simulate", "h100"}, here);
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.err, HasSubstr("nope.json"));
 }
@@ -125,7 +119,7 @@ TEST_F(CliTune, BadOptionsExitOneWithTheirMessage) {
 TEST_F(CliTune, WithoutAGpuOrSimulateExitsTwoSayingSo) {
   std::string why;
   if (driver_or_null(&why)) GTEST_SKIP() << "this machine has a CUDA driver";
-  CliRun r = run("tune '" + kWorkload + "' --trials 4");
+  CommandResult r = tune("--trials 4");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "dietcode tune: no CUDA GPU: " + why +
                        " (use --simulate GPU to run against a model of one)\n");
@@ -134,7 +128,7 @@ TEST_F(CliTune, WithoutAGpuOrSimulateExitsTwoSayingSo) {
 }
 
 TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
-  CliRun r = run("tune '" + kWorkload + "' --simulate h100 --ops up --trials 8 --seed 1 --json");
+  CommandResult r = tune("--simulate h100 --ops up --trials 8 --seed 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json summary = json::parse(r.out);
   EXPECT_EQ(summary["workload"], "tune_small");
@@ -176,34 +170,33 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
   EXPECT_EQ(quality, 1);
 
   // The text summary, from the log alone: nothing left to measure.
-  CliRun again = run("tune '" + kWorkload + "' --simulate h100 --ops up --trials 8 --seed 1");
+  CommandResult again = tune("--simulate h100 --ops up --trials 8 --seed 1");
   ASSERT_EQ(again.exit_code, 0) << again.err;
   EXPECT_THAT(again.out, HasSubstr("resuming from 128 records of this workload and device"));
   EXPECT_THAT(again.out, HasSubstr("this run compiled 0 kernels"));
   EXPECT_THAT(again.out, HasSubstr("SIMULATED: these latencies come from a model"));
   const std::string unchanged = read_file(dir_ / "tune_small.jsonl");
   EXPECT_EQ(std::count(unchanged.begin(), unchanged.end(), '\n'), measurements + quality);
-  CliRun quiet = run("tune '" + kWorkload + "' --simulate h100 --ops up --trials 8 -q");
+  CommandResult quiet = tune("--simulate h100 --ops up --trials 8 -q");
   EXPECT_EQ(quiet.exit_code, 0);
   EXPECT_EQ(quiet.out + quiet.err, "");
 }
 
 TEST_F(CliTune, SameSeedSameLogModuloTimestamps) {
   // Two rounds, so the retrained model and the evolved population take part.
-  const std::string args =
-      "tune '" + kWorkload + "' --simulate h100 --noise 0.05 --ops up --trials 18 --seed 1 -q";
-  ASSERT_EQ(run(args + " -o a.jsonl").exit_code, 0);
-  ASSERT_EQ(run(args + " -o b.jsonl").exit_code, 0);
+  const std::string args = "--simulate h100 --noise 0.05 --ops up --trials 18 --seed 1 -q";
+  ASSERT_EQ(tune(args + " -o a.jsonl").exit_code, 0);
+  ASSERT_EQ(tune(args + " -o b.jsonl").exit_code, 0);
   const auto a = without_timestamps(read_file(dir_ / "a.jsonl"));
   EXPECT_EQ(a.size(), 18u * 16 + 1);
   EXPECT_EQ(a, without_timestamps(read_file(dir_ / "b.jsonl")));
 }
 
 TEST_F(CliTune, FreshMovesTheOldLogAside) {
-  const std::string args = "tune '" + kWorkload + "' --simulate h100 --ops up --trials 8 --seed 1";
-  ASSERT_EQ(run(args + " -q").exit_code, 0);
+  const std::string args = "--simulate h100 --ops up --trials 8 --seed 1";
+  ASSERT_EQ(tune(args + " -q").exit_code, 0);
   const std::string old = read_file(dir_ / "tune_small.jsonl");
-  CliRun fresh = run(args + " --fresh");
+  CommandResult fresh = tune(args + " --fresh");
   ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
   std::vector<fs::path> moved;
   for (const auto& entry : fs::directory_iterator(dir_))
@@ -222,8 +215,8 @@ TEST_F(CliTune, KilledRunResumesKeepingEveryCompletedRecordAndMeasuringNoPairTwi
   const fs::path cache = dir_ / "cache";
   const std::string log = (dir_ / "killed.jsonl").string();
   const std::vector<std::string> argv = {
-      DIETCODE_CLI_PATH, "tune", kWorkload, "--simulate", "h100", "--ops", "down",
-      "--trials",        "20",   "--seed",  "5",          "-q",   "-o",    log};
+      test::cli_path(), "tune", kWorkload, "--simulate", "h100", "--ops", "down",
+      "--trials",       "18",   "--seed",  "5",          "-q",   "-o",    log};
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -249,10 +242,8 @@ TEST_F(CliTune, KilledRunResumesKeepingEveryCompletedRecordAndMeasuringNoPairTwi
   ASSERT_FALSE(before.empty());
   const std::string complete = before.substr(0, before.rfind('\n') + 1);
 
-  CliRun resumed =
-      run("tune '" + kWorkload +
-              "' --simulate h100 --ops down --trials 18 --seed 5 --json -o killed.jsonl",
-          cache);
+  CommandResult resumed =
+      tune("--simulate h100 --ops down --trials 18 --seed 5 --json -o killed.jsonl", cache);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   const std::string after = read_file(log);
   EXPECT_EQ(after.substr(0, complete.size()), complete);

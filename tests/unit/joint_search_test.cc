@@ -114,15 +114,17 @@ constexpr const char* kWorkload = R"({
 })";
 
 // dense_f32 with short value lists: a few hundred valid micro-kernels, few enough to measure
-// every one of them for the exhaustive optimum.
+// every one of them for the exhaustive optimum. Tunables not listed keep their default only.
 TemplateSpace small_space() {
   TemplateSpace s = dense_f32_space();
   const std::map<std::string, std::vector<int>> lists = {
-      {"WARPS_M", {1, 2, 4}}, {"WARPS_N", {1, 2, 4}}, {"THREADS_M", {4, 8}}, {"THREADS_N", {4, 8}},
-      {"TM", {2, 4, 8}},      {"TN", {4, 8}},         {"BK", {8, 16}},       {"VEC", {4}},
-      {"STAGES", {2}},        {"SPLITK", {1, 2, 4}}};
+      {"WARPS_M", {1, 2, 4}}, {"WARPS_N", {1, 2, 4}}, {"THREADS_M", {4, 8}},
+      {"THREADS_N", {4, 8}},  {"TM", {2, 4, 8}},      {"TN", {4, 8}},
+      {"BK", {8, 16}},        {"VEC", {4}},           {"STAGES", {2}},
+      {"SPLITK", {1, 2, 4}}};
   for (Tunable& t : s.tunables) {
-    t.values = lists.at(t.name);
+    auto it = lists.find(t.name);
+    t.values = it != lists.end() ? it->second : std::vector<int>{t.default_value};
     t.default_value = t.values.front();
   }
   return s;
@@ -439,7 +441,7 @@ TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled
   CountingDevice device(h100());
   JointSearchOptions options;
   options.jobs = 1;
-  options.budget.time_budget_seconds = 0.5;  // one 16-kernel round takes 0.32 s
+  options.budget.time_budget_seconds = 1.0;  // a 16-kernel round would take 0.32 s
   SearchEnvironment env = environment(device, nullptr);
   std::vector<const OpSpec*> ops;
   for (const OpSpec& op : workload_.ops) ops.push_back(&op);
@@ -447,7 +449,7 @@ TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled
                      [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
   JointSearchResult result = search.run();
   EXPECT_TRUE(result.out_of_time);
-  EXPECT_LT(result.wall_seconds, 2.0);  // the budget, one round over at most, and slack
+  EXPECT_LT(result.wall_seconds, 3.0);  // the budget, one round over at most, and slack
   int compiled = 0, measured = 0;
   for (const OpOutcome& op : result.ops) {
     EXPECT_EQ(op.stop, StopReason::kTime) << op.op;
