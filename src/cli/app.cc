@@ -34,6 +34,7 @@ int run(int argc, char** argv) {
   register_build(app, global, action);
   register_bench(app, global, action);
   register_measure_worker(app, global, action);
+  register_tune(app, global, action);
 
   try {
     try {
