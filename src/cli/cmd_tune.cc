@@ -141,20 +141,15 @@ Device open_device(const TuneOptions& o, Compiler& compiler) {
     d.measurer = std::make_unique<SimulatedDevice>(d.gpu, sim);
     return d;
   }
-  // The worker process talks to the driver; this process never initialises CUDA, so the
-  // worker (forked from it) can.
+  // The worker process talks to the driver; this process never initialises CUDA. The worker
+  // is this binary run again as `dietcode __measure-worker` (gpu_measurer.h says why not a
+  // fork: tune compiles on several threads). References share the tuner's kernel cache.
   GpuMeasurerOptions options;
   options.device = o.device;
   options.measure.seed = o.seed;
-  options.reference = [&compiler](const OpSpec& op, const std::string& arch) {
-    ReferenceBuild build;
-    build.kernel = generate_reference_kernel(op);
-    build.compiled = compiler.compile(
-        {build.kernel.name + ".cu", build.kernel.source, build.kernel.options, {arch}, false});
-    return build;
-  };
+  options.compiler = &compiler;
   try {
-    auto gpu = std::make_unique<GpuMeasurer>(std::make_unique<WorkerProcess>(gpu_worker_handler()),
+    auto gpu = std::make_unique<GpuMeasurer>(std::make_unique<WorkerProcess>(gpu_worker_command()),
                                              options);
     d.gpu = gpu->gpu();
     d.measurer = std::move(gpu);
