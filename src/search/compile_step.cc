@@ -83,7 +83,8 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
     request.name = out[i].kernel.name + ".cu";
     request.source = out[i].kernel.source;
     request.options = out[i].kernel.options;
-    request.archs = {options.arch};
+    // Arch-specific kernels (wgmma) build for e.g. sm_90a; the space only offers them there.
+    request.archs = {options.arch + out[i].kernel.arch_suffix};
     request.want_ptx = false;  // tuning times the device's own CUBIN; packs add PTX later
     requests.push_back(std::move(request));
   }
