@@ -29,7 +29,9 @@ RecordKey record_key(const TuningRecord& r) {
 std::string device_label(const TuningRecord& r) { return fmt::format("{} ({})", r.device, r.arch); }
 
 // The whole record's text: the last tie-breaker, so the choice never depends on input order.
-std::string canonical(const TuningRecord& r) { return r.to_json().dump(); }
+std::string canonical(const TuningRecord& r) {
+  return r.to_json().dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 // Refuses inputs that must not be merged; see the header for why.
 void check_compatible(const std::vector<MergeInput>& inputs, bool force) {
