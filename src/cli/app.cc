@@ -35,6 +35,7 @@ int run(int argc, char** argv) {
   register_build(app, global, action);
   register_bench(app, global, action);
   register_measure_worker(app, global, action);
+  register_merge(app, global, action);
 
   try {
     try {

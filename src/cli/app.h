@@ -29,6 +29,7 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action);
 void register_bench(CLI::App& app, GlobalOptions& global, Action& action);
 void register_measure_worker(CLI::App& app, GlobalOptions& global, Action& action);
 void register_tune(CLI::App& app, GlobalOptions& global, Action& action);
+void register_merge(CLI::App& app, GlobalOptions& global, Action& action);
 
 int run(int argc, char** argv);
 

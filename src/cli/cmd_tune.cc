@@ -1,5 +1,6 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
 //   [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b] [--json]
+//   [--shard I/N]
 //
 // Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one) with
 // the joint search over all shape instances (search/joint_search.h), appending every result to
@@ -27,6 +28,7 @@
 #include "search/budget.h"
 #include "search/joint_search.h"
 #include "search/log_resume.h"
+#include "search/shard.h"
 #include "space/gpu_spec.h"
 #include "space/template_space.h"
 #include "workload/workload.h"
@@ -49,6 +51,7 @@ struct TuneOptions {
   double noise = 0;
   bool noise_given = false;
   std::string ops;
+  std::string shard;  // "I/N"; empty: the whole workload
   bool json = false;
 };
 
@@ -160,6 +163,25 @@ Device open_device(const TuneOptions& o, Compiler& compiler) {
   return d;
 }
 
+// Narrows `ops` to shard I/N's share (search/shard.h), recording instance ranges in `options`
+// and saying what the shard tunes in `notes`.
+void apply_shard(const Workload& workload, ShardSpec shard, std::vector<const OpSpec*>& ops,
+                 JointSearchOptions& options, std::vector<std::string>& notes) {
+  std::vector<size_t> counts;
+  for (const OpSpec* op : ops) counts.push_back(expand_instances(workload, *op).size());
+  std::vector<const OpSpec*> mine;
+  for (const ShardPiece& piece : plan_shard(counts, shard)) {
+    const OpSpec* op = ops[piece.op];
+    mine.push_back(op);
+    if (piece.begin != 0 || piece.end != counts[piece.op])
+      options.instance_ranges[op->name] = {piece.begin, piece.end};
+    notes.push_back(fmt::format("shard {}/{}: {}: instances {} to {} of {}", shard.index,
+                                shard.count, op->name, piece.begin + 1, piece.end,
+                                counts[piece.op]));
+  }
+  ops = std::move(mine);
+}
+
 void print_notes(const std::vector<std::string>& notes, bool quiet) {
   if (quiet) return;
   for (const std::string& note : notes) std::fprintf(stderr, "%s\n", note.c_str());
@@ -170,7 +192,25 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   Workload workload = load_workload(o.workload);
   std::vector<std::string> notes;
   std::vector<const OpSpec*> ops = select_ops(workload, o.ops, notes);
-  const std::string log_path = o.log.empty() ? workload.name + ".jsonl" : o.log;
+  std::string log_path = o.log.empty() ? workload.name + ".jsonl" : o.log;
+  if (!o.shard.empty()) {
+    ShardSpec shard;
+    try {
+      shard = parse_shard(o.shard);
+    } catch (const UserError& e) {
+      bad_option(e.what());
+    }
+    // Shards on a shared file system must not append to one file: each gets its own log.
+    if (o.log.empty())
+      log_path = fmt::format("{}.shard-{}-of-{}.jsonl", workload.name, shard.index, shard.count);
+    apply_shard(workload, shard, ops, options, notes);
+    if (ops.empty()) {
+      if (!global.quiet)
+        std::fprintf(stderr, "shard %d/%d: nothing to tune: %s has fewer instances than shards\n",
+                     shard.index, shard.count, workload.name.c_str());
+      return 0;
+    }
+  }
 
   NvrtcCompiler nvrtc;
   CachingCompiler compiler(nvrtc, nvrtc.fingerprint(), default_kernel_cache_dir());
@@ -266,11 +306,16 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
                                 "With --simulate: sigma of the lognormal measurement noise");
   cmd->add_option("--ops", o->ops, "Tune only these ops (comma-separated names)");
   cmd->add_flag("--json", o->json, "Print the summary as JSON (progress goes to stderr)");
+  cmd->add_option("--shard", o->shard,
+                  "Tune only share I of N (1 <= I <= N) for a cluster job array; default log: "
+                  "NAME.shard-I-of-N.jsonl. Combine the logs with 'dietcode merge'");
   cmd->footer(
       "Examples:\n"
       "  dietcode tune configs/workloads/bert_base_dense.json\n"
       "  dietcode tune configs/workloads/bert_base_dense.json --simulate h100 --trials 32\n"
       "  dietcode tune w.json -o w.jsonl --time-budget 10m --ops qkv,fc1\n"
+      "  dietcode tune w.json --shard 3/8 -o w.3.jsonl   (one of 8 cluster jobs)\n"
+      "  dietcode merge w.*.jsonl -o w.jsonl            (when all 8 are done)\n"
       "The log is the state: run the same command again to resume a stopped run; records of\n"
       "other GPUs in the log are ignored. Exit 1 for bad input, 2 when there is no GPU (use\n"
       "--simulate GPU to run against a model of one).\n");

@@ -6,8 +6,15 @@
 
 namespace dietcode {
 
-InstanceTable::InstanceTable(const Workload& workload, const OpSpec& op)
+InstanceTable::InstanceTable(const Workload& workload, const OpSpec& op,
+                             std::optional<std::pair<size_t, size_t>> range)
     : op_(&op), instances_(expand_instances(workload, op)) {
+  if (range) {
+    if (range->first >= range->second || range->second > instances_.size())
+      throw std::logic_error("op \"" + op.name + "\": bad instance range");
+    instances_ = std::vector<Instance>(instances_.begin() + range->first,
+                                       instances_.begin() + range->second);
+  }
   if (instances_.empty()) throw std::logic_error("op \"" + op.name + "\" has no instances");
   double weight_sum = 0, max_priority = 0;
   for (const Instance& inst : instances_) {

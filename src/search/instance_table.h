@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workload/workload.h"
@@ -16,7 +17,10 @@ namespace dietcode {
 
 class InstanceTable {
  public:
-  InstanceTable(const Workload& workload, const OpSpec& op);
+  // With a range, only instances [first, second) of expand_instances (a shard's share);
+  // weights and priorities are then normalised over that range.
+  InstanceTable(const Workload& workload, const OpSpec& op,
+                std::optional<std::pair<size_t, size_t>> range = std::nullopt);
 
   const OpSpec& op() const { return *op_; }
   size_t size() const { return instances_.size(); }

@@ -46,7 +46,10 @@ OpSearch::OpSearch(const Workload& workload, const OpSpec& op, const SearchEnvir
     : op_(&op),
       env_(env),
       options_(options),
-      table_(workload, op),
+      table_(workload, op,
+             options.instance_ranges.count(op.name)
+                 ? std::optional(options.instance_ranges.at(op.name))
+                 : std::nullopt),
       templates_(std::move(spaces)),
       book_(table_),
       model_(std::make_unique<OpCostModel>(table_, env_.gpu, env_.cost_model)),

@@ -21,7 +21,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dietcode {
@@ -64,6 +66,10 @@ struct JointSearchOptions {
   // Cost-model quality at the end of an op: held-out share of the measured kernels.
   double holdout_fraction = 0.2;
   double regret_tolerance = 0.05;  // "top-1 within 5% of the measured best"
+
+  // A cluster shard's share (search/shard.h): only instances [first, second) of the named op,
+  // in expand_instances order. An op not named here is searched over all its instances.
+  std::map<std::string, std::pair<size_t, size_t>> instance_ranges;
 };
 
 }  // namespace dietcode
