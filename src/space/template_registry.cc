@@ -7,7 +7,8 @@
 namespace dietcode {
 
 const std::vector<const TemplateSpace*>& all_template_spaces() {
-  static const std::vector<const TemplateSpace*> all = {&dense_f32_space()};
+  static const std::vector<const TemplateSpace*> all = {
+      &dense_f32_space(), &batch_matmul_f32_space(), &conv2d_f32_space()};
   return all;
 }
 
