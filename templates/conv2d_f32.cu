@@ -115,10 +115,11 @@ struct ConvNhwcTile {
   const float* __restrict__ x;
   ConvGeometry g;
   bool vec_ok;  // C % VEC == 0: a chunk of VEC columns is VEC adjacent aligned channels
-  // Per row of this thread: the input element (n, hb, wb, 0), and the window origin (hb, wb),
-  // negative inside the top/left padding.
-  const float* base[Walk::kIters];
-  int hb[Walk::kIters], wb[Walk::kIters];
+  // Per row of this thread: the window origin (hb, wb), negative inside the top/left padding,
+  // and its pixel index (n*H + hb)*W + wb. 32-bit pixel indices keep three registers per row
+  // (a 64-bit address would take four, and spill the largest tiles); the space keeps
+  // N*H*W below 2^31, and an element offset is widened to 64 bits before the multiply by C.
+  int pix[Walk::kIters], hb[Walk::kIters], wb[Walk::kIters];
   float reg[Walk::kIters][VEC];
 
   __device__ __forceinline__ ConvNhwcTile(const float* input, const ConvGeometry& geometry)
@@ -130,7 +131,7 @@ struct ConvNhwcTile {
 #pragma unroll
     for (int i = 0; i < Walk::kIters; ++i) {
       const int r = r0 + i * Walk::kRowStep;
-      hb[i] = kNoRow, wb[i] = 0, base[i] = x;
+      hb[i] = kNoRow, wb[i] = 0, pix[i] = 0;
       if (!Walk::in_tile(i, r0) || r >= rows_left) continue;
       const int row = row0 + r;
       const int n = row / pq;
@@ -139,13 +140,14 @@ struct ConvNhwcTile {
       const int q = rest - p * g.q;
       hb[i] = p * g.stride_h - g.pad_h;
       wb[i] = q * g.stride_w - g.pad_w;
-      base[i] = x + ((long long)(n * g.h + hb[i]) * g.w + wb[i]) * g.c;
+      pix[i] = (n * g.h + hb[i]) * g.w + wb[i];
     }
   }
 
-  // The filter tap of column gk: its offsets inside the window and from the window's origin.
+  // The filter tap of column gk: its offsets inside the window, in pixels from the window's
+  // origin, and its channel.
   struct Tap {
-    int dh, dw, offset;
+    int dh, dw, pixel, c;
   };
   __device__ __forceinline__ Tap tap(int gk) const {
     const int c = gk % g.c;
@@ -155,8 +157,13 @@ struct ConvNhwcTile {
     Tap t;
     t.dh = r * g.dilation_h;
     t.dw = s * g.dilation_w;
-    t.offset = (t.dh * g.w + t.dw) * g.c + c;
+    t.pixel = t.dh * g.w + t.dw;
+    t.c = c;
     return t;
+  }
+
+  __device__ __forceinline__ const float* address(int i, const Tap& t) const {
+    return x + (long long)(pix[i] + t.pixel) * g.c + t.c;
   }
 
   // Whether row i reads inside the image at this tap (rows past M never do).
@@ -177,7 +184,7 @@ struct ConvNhwcTile {
       const Tap t = tap(gk);
 #pragma unroll
       for (int i = 0; i < Walk::kIters; ++i)
-        if (Walk::in_tile(i, r0) && inside(i, t)) load_vector<VEC>(base[i] + t.offset, reg[i]);
+        if (Walk::in_tile(i, r0) && inside(i, t)) load_vector<VEC>(address(i, t), reg[i]);
     } else {
       // A runtime C that VEC does not divide: every column is its own tap.
 #pragma unroll
@@ -186,7 +193,7 @@ struct ConvNhwcTile {
         const Tap t = tap(gk + e);
 #pragma unroll
         for (int i = 0; i < Walk::kIters; ++i)
-          if (Walk::in_tile(i, r0) && inside(i, t)) reg[i][e] = base[i][t.offset];
+          if (Walk::in_tile(i, r0) && inside(i, t)) reg[i][e] = *address(i, t);
       }
     }
   }
@@ -205,7 +212,7 @@ struct ConvNhwcTile {
     for (int i = 0; i < Walk::kIters; ++i) {
       if (!Walk::in_tile(i, r0)) continue;
       const bool valid = k_ok && inside(i, t);
-      cp_async_f32(d + i * Walk::kRowStep, valid ? base[i] + t.offset : x, valid);
+      cp_async_f32(d + i * Walk::kRowStep, valid ? address(i, t) : x, valid);
     }
   }
 };

@@ -181,6 +181,8 @@ TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant) {
        },
        {"SPLITK", "BK"}},
   };
+  s.constraints.insert(s.constraints.end(), variant.extra_constraints.begin(),
+                       variant.extra_constraints.end());
   s.resources = [](const MicroKernel& mk) {
     const G g = G::of(mk);
     return LaunchResources{g.threads, g.smem_bytes};

@@ -23,6 +23,7 @@ struct SimtGemmF32Variant {
   std::string vec_description;
   std::function<std::vector<int64_t>(const OpSpec&)> vector_pitches;
   int registers_per_a_row = 0;  // beyond the dense loader's, per A row a thread loads
+  std::vector<Constraint> extra_constraints = {};  // the template's own limits
 };
 
 TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant);
