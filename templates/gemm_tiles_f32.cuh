@@ -78,22 +78,50 @@ struct KContiguousTile {
   }
 };
 
+// The largest power of two <= X (X >= 1).
+template <int X>
+struct Pow2Floor {
+  static constexpr int value = 2 * Pow2Floor<X / 2>::value;
+};
+template <>
+struct Pow2Floor<1> {
+  static constexpr int value = 1;
+};
+
 template <int ROWS, int LD>
 struct MNContiguousTile {
   // Chunk width along the rows: VEC when it divides the tile's row count, else the widest
   // that does (a chunk never straddles two k-rows of the shared tile).
   static constexpr int kV = ROWS % VEC == 0 ? VEC : (VEC >= 2 && ROWS % 2 == 0 ? 2 : 1);
-  static constexpr int kChunksPerK = ROWS / kV;
-  static constexpr int kChunks = BK * kChunksPerK;
-  static constexpr int kIters = (kChunks + kThreads - 1) / kThreads;
-  static constexpr int kCopies = BK * ROWS;  // cp.async: one element each
-  static constexpr int kCopyIters = (kCopies + kThreads - 1) / kThreads;
+
+  // The block as a grid of kTK x kTR threads over a BK x (ROWS / W) tile of W-wide chunks:
+  // kTR consecutive threads (a power of two, as the block size is) cover consecutive chunks of
+  // one k-row, so a warp's loads are coalesced; a thread visits chunks kTR apart in its k-row
+  // and k-rows kTK apart. Its addresses are one pointer plus a running k-row stride and
+  // constant offsets. (Addresses computed per chunk from its index are hoisted by ptxas and
+  // spill.)
+  template <int W>
+  struct Grid {
+    static constexpr int kChunks = ROWS / W;
+    static constexpr int kTR = Pow2Floor<(kChunks < kThreads ? kChunks : kThreads)>::value;
+    static constexpr int kTK = kThreads / kTR;
+    static constexpr int kRowIters = (kChunks + kTR - 1) / kTR;
+    static constexpr int kKIters = (BK + kTK - 1) / kTK;
+    static __device__ __forceinline__ bool row_exists(int j, int r0) {
+      return kChunks % kTR == 0 || r0 + j * kTR < kChunks;
+    }
+    static __device__ __forceinline__ bool k_exists(int i, int kk0) {
+      return BK % kTK == 0 || kk0 + i * kTK < BK;
+    }
+  };
+  using Staged = Grid<kV>;
+  using Copied = Grid<1>;
 
   const float* __restrict__ src;  // k-row 0, row 0 of this batch element
   int ld;                         // pitch of a k-row (M or N)
   bool vec_ok;                    // ld % kV == 0: chunks are aligned (row0 is a multiple of kV)
   int row0, rows_left;
-  float reg[kIters][kV];
+  float reg[Staged::kKIters * Staged::kRowIters][kV];
 
   __device__ __forceinline__ MNContiguousTile(const float* base, int pitch)
       : src(base), ld(pitch), vec_ok(pitch % kV == 0), row0(0), rows_left(0) {}
@@ -103,66 +131,84 @@ struct MNContiguousTile {
     rows_left = rows;
   }
 
-  // Chunk c of the tile: k-row c / kChunksPerK, rows from (c % kChunksPerK) * kV on.
   __device__ __forceinline__ void fetch(int k0, int k_end, int tid) {
+    using G = Staged;
+    const int r0 = tid % G::kTR, kk0 = tid / G::kTR;
+    const long long k_stride = (long long)G::kTK * ld;
+    const float* p = src + (long long)(k0 + kk0) * ld + row0 + r0 * kV;
 #pragma unroll
-    for (int i = 0; i < kIters; ++i) {
+    for (int i = 0; i < G::kKIters; ++i, p += k_stride) {
+      const bool k_ok = G::k_exists(i, kk0) && k0 + kk0 + i * G::kTK < k_end;
 #pragma unroll
-      for (int e = 0; e < kV; ++e) reg[i][e] = 0.0f;
-      const int c = tid + i * kThreads;
-      if (kChunks % kThreads != 0 && c >= kChunks) continue;
-      const int kk = k0 + c / kChunksPerK;
-      const int r = (c % kChunksPerK) * kV;
-      if (kk >= k_end) continue;
-      const float* p = src + (long long)kk * ld + row0 + r;
-      if (kV > 1 && vec_ok && r + kV <= rows_left) {
-        load_vector<kV>(p, reg[i]);
-      } else {  // the tile's last partial chunk, or a pitch vectors cannot walk
+      for (int j = 0; j < G::kRowIters; ++j) {
+        float* out = reg[i * G::kRowIters + j];
 #pragma unroll
-        for (int e = 0; e < kV; ++e)
-          if (r + e < rows_left) reg[i][e] = p[e];
+        for (int e = 0; e < kV; ++e) out[e] = 0.0f;
+        const int r = (r0 + j * G::kTR) * kV;
+        if (!k_ok || !G::row_exists(j, r0) || r >= rows_left) continue;
+        const float* q = p + j * G::kTR * kV;
+        if (kV > 1 && vec_ok && r + kV <= rows_left) {
+          load_vector<kV>(q, out);
+        } else {  // the tile's last partial chunk, or a pitch vectors cannot walk
+#pragma unroll
+          for (int e = 0; e < kV; ++e)
+            if (r + e < rows_left) out[e] = q[e];
+        }
       }
     }
   }
 
   __device__ __forceinline__ void store(float* dst, int tid) const {
+    using G = Staged;
+    const int r0 = tid % G::kTR, kk0 = tid / G::kTR;
 #pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const int c = tid + i * kThreads;
-      if (kChunks % kThreads != 0 && c >= kChunks) continue;
-      float* d = dst + (c / kChunksPerK) * LD + (c % kChunksPerK) * kV;
-      // LD and the offset are multiples of kV: the vector stores are aligned.
-      if (kV == 4) {
-        float4 t;
-        t.x = reg[i][0];
-        t.y = reg[i][kV > 1 ? 1 : 0];
-        t.z = reg[i][kV > 2 ? 2 : 0];
-        t.w = reg[i][kV > 3 ? 3 : 0];
-        *reinterpret_cast<float4*>(d) = t;
-      } else if (kV == 2) {
-        float2 t;
-        t.x = reg[i][0];
-        t.y = reg[i][kV > 1 ? 1 : 0];
-        *reinterpret_cast<float2*>(d) = t;
-      } else {
-        d[0] = reg[i][0];
+    for (int i = 0; i < G::kKIters; ++i) {
+      if (!G::k_exists(i, kk0)) continue;
+#pragma unroll
+      for (int j = 0; j < G::kRowIters; ++j) {
+        if (!G::row_exists(j, r0)) continue;
+        const float* in = reg[i * G::kRowIters + j];
+        float* d = dst + (kk0 + i * G::kTK) * LD + (r0 + j * G::kTR) * kV;
+        // LD and the offset are multiples of kV: the vector stores are aligned.
+        if (kV == 4) {
+          float4 t;
+          t.x = in[0];
+          t.y = in[kV > 1 ? 1 : 0];
+          t.z = in[kV > 2 ? 2 : 0];
+          t.w = in[kV > 3 ? 3 : 0];
+          *reinterpret_cast<float4*>(d) = t;
+        } else if (kV == 2) {
+          float2 t;
+          t.x = in[0];
+          t.y = in[kV > 1 ? 1 : 0];
+          *reinterpret_cast<float2*>(d) = t;
+        } else {
+          d[0] = in[0];
+        }
       }
     }
   }
 
-  // One 4-byte copy per element; consecutive threads take consecutive rows of a k-row.
+  // One 4-byte copy per element.
   __device__ __forceinline__ void copy_async(float* dst, int k0, int k_end, int tid) {
+    using G = Copied;
+    const int r0 = tid % G::kTR, kk0 = tid / G::kTR;
+    const int k_left = k_end - k0 - kk0;  // k-rows of this thread's column that exist
+    const int rows = rows_left - r0;
+    const float* p = src + (long long)(k0 + kk0) * ld + row0 + r0;
+    float* d = dst + kk0 * LD + r0;
 #pragma unroll
-    for (int i = 0; i < kCopyIters; ++i) {
-      const int c = tid + i * kThreads;
-      if (kCopies % kThreads != 0 && c >= kCopies) continue;
-      const int kk = c / ROWS;
-      const int r = c % ROWS;
-      const bool valid = k0 + kk < k_end && r < rows_left;
-      const float* p = src + (long long)(k0 + kk) * ld + row0 + r;
-      cp_async_f32(dst + kk * LD + r, valid ? p : src, valid);
+    for (int i = 0; i < G::kKIters; ++i) {
+      if (!G::k_exists(i, kk0)) continue;
+      const bool k_ok = i * G::kTK < k_left;
+#pragma unroll
+      for (int j = 0; j < G::kRowIters; ++j) {
+        if (!G::row_exists(j, r0)) continue;
+        const bool valid = k_ok && j * G::kTR < rows;
+        cp_async_f32(d + i * G::kTK * LD + j * G::kTR,
+                     valid ? p + (long long)i * G::kTK * ld + j * G::kTR : src, valid);
+      }
     }
-  }
-};
+  }};
 
 }  // namespace dc

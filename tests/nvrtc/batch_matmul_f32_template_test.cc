@@ -83,8 +83,10 @@ TEST(BatchMatmulF32Template, SplitKWithReductionAndEpilogues) {
           tile(1, 2, 4, 4, 4, 16, 1, 3, 4));
   compile("A^T B SPLITK=3 vec4 gelu", bmm_op(true, false, "T", "64", "T", Epilogue::kGelu),
           tile(2, 1, 8, 4, 4, 8, 4, 2, 3));
-  compile("A^T B^T SPLITK=16 cp.async4", bmm_op(true, true, "T", "T", "T"),
-          tile(1, 1, 4, 4, 4, 32, 1, 4, 16));
+  compile("A^T B^T SPLITK=16 BK=32 cp.async3, one warp", bmm_op(true, true, "T", "T", "T"),
+          tile(1, 1, 4, 4, 4, 32, 1, 3, 16));
+  compile("A^T B^T SPLITK=8 BK=16 cp.async4, one warp", bmm_op(true, true, "T", "T", "T"),
+          tile(1, 1, 4, 4, 4, 16, 1, 4, 8));
 }
 
 TEST(BatchMatmulF32Template, TilesVecDoesNotDivideAndExtremes) {
