@@ -2,7 +2,7 @@
 // layout rules): each op kind finds exactly its template, VEC is held to the constant pitches
 // its loads walk in every transpose combination and to a conv's channel count, the conv gather's
 // registers and 32-bit pixel indices are accounted for, and ops with several dynamic variables
-// (B and T, M = B*T) flow through instance expansion and the space report.
+// (NB and T, M = NB*T) flow through instance expansion and the space report.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -165,17 +165,17 @@ TEST(GemmF32OpSpaces, ConvPixelIndicesAre32Bit) {
 TEST(GemmF32OpSpaces, TwoDynamicVariablesFlowThroughInstancesAndTheSpace) {
   const Workload w = parse_workload(R"({
     "name": "attn",
-    "shape_vars": {"B": {"values": [1, 4, 8]}, "T": {"min": 1, "max": 64}},
+    "shape_vars": {"NB": {"values": [1, 4, 8]}, "T": {"min": 1, "max": 64}},
     "ops": [
       {"name": "qk", "op": "batch_matmul", "dtype": "float32",
-       "B": "12*B", "M": "T", "N": "T", "K": 64, "transpose_b": true},
-      {"name": "proj", "op": "dense", "dtype": "float32", "M": "B*T", "N": 768, "K": 768},
+       "B": "12*NB", "M": "T", "N": "T", "K": 64, "transpose_b": true},
+      {"name": "proj", "op": "dense", "dtype": "float32", "M": "NB*T", "N": 768, "K": 768},
       {"name": "conv", "op": "conv2d", "dtype": "float32", "layout": "NHWC",
-       "N": "B", "H": "T+6", "W": "T+6", "C": 16, "K": 32, "R": 3, "S": 3, "stride": 2, "pad": 1}
+       "N": "NB", "H": "T+6", "W": "T+6", "C": 16, "K": 32, "R": 3, "S": 3, "stride": 2, "pad": 1}
     ]})",
                                     "attn.json");
   const OpSpec& qk = w.ops[0];
-  ASSERT_EQ(qk.vars, (std::vector<std::string>{"B", "T"}));
+  ASSERT_EQ(qk.vars, (std::vector<std::string>{"NB", "T"}));
   const auto instances = expand_instances(w, qk);
   ASSERT_EQ(instances.size(), 3u * 64u);
   EXPECT_EQ(instances.back().gemm.batch, 96);
