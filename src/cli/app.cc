@@ -31,6 +31,8 @@ int run(int argc, char** argv) {
   register_validate(app, global, action);
   register_devices(app, global, action);
   register_inspect(app, global, action);
+  register_build(app, global, action);
+  register_measure_worker(app, global, action);
 
   try {
     try {

@@ -25,6 +25,8 @@ void add_global_flags(CLI::App& cmd, GlobalOptions& global);
 void register_validate(CLI::App& app, GlobalOptions& global, Action& action);
 void register_devices(CLI::App& app, GlobalOptions& global, Action& action);
 void register_inspect(CLI::App& app, GlobalOptions& global, Action& action);
+void register_build(CLI::App& app, GlobalOptions& global, Action& action);
+void register_measure_worker(CLI::App& app, GlobalOptions& global, Action& action);
 
 int run(int argc, char** argv);
 

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "nvrtc/nvrtc_compiler.h"
 
 namespace dietcode {
 
@@ -60,7 +61,45 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Why no launch can run the plan on one of the shapes (LaunchPlan::grid and reduce_grid
+// refuse it), or "" when every shape fits.
+std::string unlaunchable(const LaunchPlan& plan, const std::vector<Instance>& instances) {
+  unsigned grid[3];
+  try {
+    for (const Instance& inst : instances) {
+      plan.grid(inst.gemm, grid);
+      if (!plan.reduce_entry.empty()) plan.reduce_grid(inst.gemm, grid);
+    }
+  } catch (const UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 }  // namespace
+
+ReferenceProvider compiled_reference_provider(Compiler& compiler) {
+  return [&compiler](const OpSpec& op, const std::string& arch) -> std::optional<ReferenceBuild> {
+    ReferenceBuild build;
+    try {
+      build.kernel = generate_reference_kernel(op);
+    } catch (const UserError&) {  // an op kind or dtype the reference kernel does not compute
+      return std::nullopt;
+    }
+    CompileRequest request;
+    request.name = build.kernel.name + ".cu";
+    request.source = build.kernel.source;
+    request.options = build.kernel.options;
+    request.archs = {arch};
+    request.want_ptx = false;
+    build.compiled = compiler.compile(request);
+    return build;
+  };
+}
+
+std::vector<std::string> gpu_worker_command() {
+  return {"/proc/self/exe", kMeasureWorkerSubcommand};
+}
 
 GpuMeasurer::GpuMeasurer(std::unique_ptr<WorkerProcess> worker, GpuMeasurerOptions options)
     : worker_(std::move(worker)), options_(std::move(options)) {
@@ -92,18 +131,24 @@ WorkerReply GpuMeasurer::call(const json& request, double timeout_seconds) {
 }
 
 std::optional<WorkerKernel> GpuMeasurer::reference_for(const OpSpec& op) {
-  if (!options_.reference) return std::nullopt;
   auto it = references_.find(op.name);
   if (it != references_.end()) return it->second;
-  ReferenceBuild build = options_.reference(op, identity_.arch);
-  auto image = build.compiled.ok ? image_for(build.compiled, identity_.arch) : std::nullopt;
+  if (!options_.reference) {  // built on first use: a measurer that never checks needs no NVRTC
+    if (!options_.compiler) {
+      own_compiler_ = std::make_unique<NvrtcCompiler>();
+      options_.compiler = own_compiler_.get();
+    }
+    options_.reference = compiled_reference_provider(*options_.compiler);
+  }
+  std::optional<ReferenceBuild> build = options_.reference(op, identity_.arch);
+  if (!build) return references_[op.name] = std::nullopt;
+  auto image = build->compiled.ok ? image_for(build->compiled, identity_.arch) : std::nullopt;
   if (!image)  // our own kernel: a bug, not the candidate's fault
     throw std::logic_error(fmt::format("the reference kernel for {} did not build for {}: {}",
                                        op.name, identity_.arch,
-                                       first_line(build.compiled.log, "no image")));
-  WorkerKernel kernel{"reference|" + op.name, *image, build.kernel.plan};
-  references_[op.name] = kernel;
-  return kernel;
+                                       first_line(build->compiled.log, "no image")));
+  WorkerKernel kernel{"reference|" + op.name, *image, build->kernel.plan};
+  return references_[op.name] = kernel;
 }
 
 void GpuMeasurer::check(Pending& pending, MeasureResult& result) {
@@ -196,6 +241,11 @@ std::vector<MeasureResult> GpuMeasurer::measure(const std::vector<MeasureInput>&
       continue;
     }
     if (input.instances.empty()) continue;
+    if (std::string why = unlaunchable(input.kernel.plan, input.instances); !why.empty()) {
+      result.status = MeasureStatus::kDeviceLimitsExceeded;
+      result.error = why;
+      continue;
+    }
     Pending p{i, {}};
     p.candidate.kernel = {input.mk.key() + "|" + input.op->name, *image, input.kernel.plan};
     p.candidate.op = {input.op->name,     input.op->kind,        input.op->dtype,

@@ -5,7 +5,8 @@
 // A batch goes through two phases:
 //   check  once per (micro-kernel, op), one candidate per request, each with its own
 //          timeout: load the CUBIN, run it on up to three of its shapes (the first, the last
-//          and one with a partial tile) and compare with the op's reference kernel. Crashes
+//          and one with a partial tile) and compare with the op's reference kernel
+//          (generate_reference_kernel, compiled once per op for the device's arch). Crashes
 //          and hangs show up here, one candidate at a time.
 //   time   every candidate that passed, in one request: warm-up rounds, then timed rounds,
 //          round-robin over candidates and shapes so clock and thermal drift favour none;
@@ -14,10 +15,19 @@
 //          alone to find the culprit.
 // Worker outcomes become statuses: killed by a signal or exiting -> kLaunchError naming how;
 // no answer in time -> kTimeout; the handler's own EnvironmentError (no driver, no GPU, out of
-// memory for the operands) -> EnvironmentError thrown from here.
+// memory for the operands) -> EnvironmentError thrown from here. A shape whose grid no launch
+// can hold (LaunchPlan::grid refuses it) is kDeviceLimitsExceeded before any request.
 //
 // The tuner's process never initialises CUDA: the device's identity and limits come from the
-// worker ("identify"), so a forked worker can still use the GPU.
+// worker ("identify"). Which worker to start (worker_process.h):
+//   exec'ed  std::make_unique<WorkerProcess>(gpu_worker_command()): the dietcode binary runs
+//            itself as `dietcode __measure-worker`. The rule for the dietcode binary (tune):
+//            always this one. The worker starts from a clean image, so neither CUDA state in
+//            the parent nor a lock held at fork time by another of its threads (the tuner
+//            compiles on several threads with NVRTC) can reach it.
+//   forked   std::make_unique<WorkerProcess>(gpu_worker_handler()): for programs that are not
+//            the dietcode binary (tests), which must then never initialise CUDA themselves
+//            (CUDA does not survive fork) and should fork while single-threaded.
 #pragma once
 
 #include <functional>
@@ -31,6 +41,7 @@
 #include "measure/gpu_protocol.h"
 #include "measure/measurer.h"
 #include "measure/worker_process.h"
+#include "nvrtc/compiler.h"
 #include "space/gpu_spec.h"
 
 namespace dietcode {
@@ -40,12 +51,23 @@ struct ReferenceBuild {
   GeneratedKernel kernel;
   CompileResult compiled;
 };
-using ReferenceProvider = std::function<ReferenceBuild(const OpSpec& op, const std::string& arch)>;
+// nullopt: the op has no reference kernel; its candidates are still run alone first (crashes,
+// hangs), but their results are not compared.
+using ReferenceProvider =
+    std::function<std::optional<ReferenceBuild>(const OpSpec& op, const std::string& arch)>;
+
+// The reference check the tuner uses: generate_reference_kernel(op) (templates/reference_gemm.cu)
+// compiled by `compiler` for the arch; nullopt for an op the reference kernel cannot compute.
+// `compiler` must outlive the provider.
+ReferenceProvider compiled_reference_provider(Compiler& compiler);
 
 struct GpuMeasurerOptions {
   int device = 0;  // CUDA ordinal
   MeasureOptions measure;
-  ReferenceProvider reference;           // unset: results are not checked
+  // How reference kernels are built. Unset: compiled_reference_provider(*compiler), or with
+  // an NvrtcCompiler of the measurer's own when compiler is null too.
+  ReferenceProvider reference;
+  Compiler* compiler = nullptr;          // not owned; passing the tuner's shares its cache
   double identify_timeout_seconds = 60;  // first contact: driver load and context creation
 };
 
@@ -74,6 +96,7 @@ class GpuMeasurer : public Measurer {
 
   std::unique_ptr<WorkerProcess> worker_;
   GpuMeasurerOptions options_;
+  std::unique_ptr<Compiler> own_compiler_;  // for reference kernels when none was given
   DeviceIdentity identity_;
   GpuSpec gpu_;
   std::set<std::string> checked_;  // candidate ids whose result matched the reference
@@ -82,5 +105,14 @@ class GpuMeasurer : public Measurer {
 
 // The handler a GPU worker runs (gpu_worker.cc): the other side of gpu_protocol.h.
 WorkerHandler gpu_worker_handler();
+
+// The hidden subcommand of the dietcode binary that serves gpu_worker_handler() on
+// kWorkerSocketFd (src/cli/cmd_measure_worker.cc).
+inline constexpr char kMeasureWorkerSubcommand[] = "__measure-worker";
+
+// The exec'ed worker's command: this very binary (/proc/self/exe, which stays valid even if
+// the file is replaced during a long run) with kMeasureWorkerSubcommand. Only meaningful in
+// the dietcode binary.
+std::vector<std::string> gpu_worker_command();
 
 }  // namespace dietcode

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -22,8 +21,6 @@ float float_of(uint32_t bits) {
   std::memcpy(&value, &bits, 4);
   return value;
 }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
@@ -148,22 +145,6 @@ void set_shape_args(OpKind kind, const GemmShape& s, const Conv2dShape* conv,
   args->pad_h = conv->pad_h, args->pad_w = conv->pad_w;
   args->dilation_h = conv->dilation_h, args->dilation_w = conv->dilation_w;
   args->stride_a = 0, args->stride_b = 0;  // one GEMM: the batch lives inside M
-}
-
-void plan_grid(const LaunchPlan& plan, const GemmShape& shape, unsigned grid[3]) {
-  grid[0] = unsigned(ceil_div(shape.N, plan.tile_n));
-  grid[1] = unsigned(std::min<int64_t>(ceil_div(shape.M, plan.tile_m), 65535));
-  grid[2] = unsigned(shape.batch * plan.split_k);
-}
-
-void plan_reduce_grid(const LaunchPlan& plan, const GemmShape& shape, unsigned grid[3]) {
-  grid[0] = unsigned(ceil_div(shape.batch * shape.M * shape.N, int64_t(plan.reduce_threads) * 4));
-  grid[1] = grid[2] = 1;
-}
-
-int64_t plan_workspace_bytes(const LaunchPlan& plan, const GemmShape& shape) {
-  if (plan.split_k <= 1 || plan.reduce_entry.empty()) return 0;
-  return shape.batch * plan.split_k * shape.M * shape.N * 4;
 }
 
 OutputComparison compare_outputs(const std::vector<float>& got, const std::vector<float>& want,

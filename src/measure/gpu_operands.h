@@ -1,6 +1,6 @@
 // Host-side pieces of GPU measurement that need no GPU: element conversions, the seeded
-// operand contents, the launch geometry of a plan, and the comparison that decides whether a
-// candidate's output agrees with the reference kernel's.
+// operand contents, and the comparison that decides whether a candidate's output agrees with
+// the reference kernel's. Launch geometry is the LaunchPlan's own (generated_kernel.h).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "../templates/dietcode_args.h"  // the kernel ABI, shared with the templates
-#include "codegen/generated_kernel.h"
 #include "measure/conv2d_shape.h"
 #include "workload/workload.h"
 
@@ -45,14 +44,6 @@ OperandSizes operand_sizes(OpKind kind, const GemmShape& shape, const Conv2dShap
 // `conv`, else std::invalid_argument) the geometry the implicit GEMM gathers through.
 void set_shape_args(OpKind kind, const GemmShape& shape, const Conv2dShape* conv,
                     DietcodeArgs* args);
-
-// The launch geometry a LaunchPlan describes (generated_kernel.h): the main grid
-// (ceil(N/tile_n), min(ceil(M/tile_m), 65535), batch*split_k) — blocks stride over M tiles past
-// 65535 — the split-K reduction's grid (4 outputs per thread) and workspace (fp32 partial sums
-// per slice).
-void plan_grid(const LaunchPlan& plan, const GemmShape& shape, unsigned grid[3]);
-void plan_reduce_grid(const LaunchPlan& plan, const GemmShape& shape, unsigned grid[3]);
-int64_t plan_workspace_bytes(const LaunchPlan& plan, const GemmShape& shape);
 
 // got agrees with want when every |got - want| <= out_rtol * |want| + 1e-4 * sqrt(K): output
 // rounding (out_rtol: 1e-5 for fp32, 2e-3 for fp16, 1e-2 for bf16) plus fp32 accumulation in

@@ -150,7 +150,7 @@ class GpuWorker {
       OperandSizes z = operand_sizes(c.op.kind, s, conv_of(c, i));
       need = {std::max(need.a, z.a), std::max(need.b, z.b), std::max(need.bias, z.bias),
               std::max(need.c, z.c)};
-      workspace_bytes_ = std::max(workspace_bytes_, plan_workspace_bytes(c.kernel.plan, s));
+      workspace_bytes_ = std::max(workspace_bytes_, c.kernel.plan.workspace_bytes(s));
     }
     auto grow = [&](DeviceBuffer& buffer, int64_t& have, int64_t want, int tag) {
       if (want <= have) return;
@@ -190,12 +190,12 @@ class GpuWorker {
     const Driver& d = driver();
     void* params[] = {&a};
     unsigned g[3];
-    plan_grid(plan, s, g);
+    plan.grid(s, g);
     check(d.cuLaunchKernel(k.main, g[0], g[1], g[2], plan.threads, 1, 1, plan.dynamic_smem_bytes,
                            nullptr, params, nullptr),
           "cuLaunchKernel");
     if (!k.reduce) return;
-    plan_reduce_grid(plan, s, g);
+    plan.reduce_grid(s, g);
     check(d.cuLaunchKernel(k.reduce, g[0], g[1], g[2], plan.reduce_threads, 1, 1, 0, nullptr,
                            params, nullptr),
           "cuLaunchKernel(reduce)");

@@ -20,7 +20,8 @@
 //                                         process so a crashing kernel cannot take the tuner down.
 // The rest of this folder serves GpuMeasurer: worker_process.h (a handler in a child process,
 // crashes and hangs as outcomes), gpu_protocol.h (what tuner and worker say), gpu_worker.cc (the
-// GPU side), gpu_operands.h (operand contents, launch geometry, output comparison).
+// GPU side), gpu_operands.h (operand contents, output comparison); launch geometry is the
+// LaunchPlan's (codegen/generated_kernel.h).
 // Results become tuning-log records through records_from_result (search/tuning_log.h).
 #pragma once
 

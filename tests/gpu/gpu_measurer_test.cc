@@ -3,7 +3,8 @@
 // status, and the right ones with plausible latencies. Skips itself without a driver or GPU.
 //
 // The test process never touches CUDA itself: the forked worker does, and CUDA does not
-// survive fork.
+// survive fork. The last test measures as tune does: an exec'ed `dietcode __measure-worker`
+// and the default reference check (reference_gemm.cu through the measurer's own NVRTC).
 #include "measure/gpu_measurer.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <memory>
 
+#include "codegen/generated_kernel.h"
 #include "common/error.h"
 #include "nvrtc/nvrtc_compiler.h"
 
@@ -152,6 +154,52 @@ TEST_F(GpuMeasurerOnDevice, FaultsComeBackAsStatusesAndTheNextCandidateRuns) {
   EXPECT_EQ(results[2].status, MeasureStatus::kTimeout) << results[2].error;
   EXPECT_EQ(results[3].status, MeasureStatus::kDeviceLimitsExceeded) << results[3].error;
   EXPECT_EQ(results[4].status, MeasureStatus::kOk) << results[4].error;
+}
+
+TEST_F(GpuMeasurerOnDevice, TheTunersSetupChecksGeneratedKernelsAgainstReferenceGemm) {
+  GpuMeasurerOptions options;
+  options.measure.timeout_seconds = 10;
+  options.measure.repeats = 3;
+  GpuMeasurer tuner_like(std::make_unique<WorkerProcess>(
+                             std::vector<std::string>{DIETCODE_CLI_PATH, kMeasureWorkerSubcommand}),
+                         options);
+  ASSERT_EQ(tuner_like.device().arch, measurer_->device().arch);
+
+  OpSpec fc;
+  fc.name = "fc";
+  fc.epilogue = Epilogue::kBiasRelu;
+  fc.dims = {{"M", Expr::parse("T")}, {"N", Expr::constant(768)}, {"K", Expr::constant(768)}};
+  fc.vars = {"T"};
+  std::vector<MeasureInput> inputs;
+  for (int split_k : {1, 2}) {  // 2: the reduction kernel, its grid and the workspace
+    MeasureInput in;
+    in.op = &fc;
+    in.mk = {"dense_f32", {{"SPLITK", split_k}}};
+    in.kernel = generate_kernel(fc, in.mk);
+    CompileRequest request;
+    request.name = "dense_f32.cu";
+    request.source = in.kernel.source;
+    request.options = in.kernel.options;
+    request.archs = {tuner_like.device().arch};
+    request.want_ptx = false;
+    static NvrtcCompiler compiler;
+    in.compiled = compiler.compile(request);
+    ASSERT_TRUE(in.compiled.ok) << in.compiled.log;
+    for (int64_t m : {1, 130}) {
+      Instance inst;
+      inst.values = {m};
+      inst.gemm = {1, m, 768, 768};
+      in.instances.push_back(inst);
+    }
+    inputs.push_back(std::move(in));
+  }
+  // The naive kernel with one element off, checked against the op's own reference.
+  inputs.push_back(input(2, {{1, 16, 96, 64}, {1, 37, 96, 64}}));
+  auto results = tuner_like.measure(inputs);
+  EXPECT_EQ(results[0].status, MeasureStatus::kOk) << results[0].error;
+  EXPECT_EQ(results[1].status, MeasureStatus::kOk) << results[1].error;
+  EXPECT_EQ(results[2].status, MeasureStatus::kWrongResult) << results[2].error;
+  for (double us : results[0].latency_us) EXPECT_TRUE(std::isfinite(us));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/error.h"
@@ -35,7 +36,8 @@ json fake_gpu(const json& request) {
   if (action == "check") {
     WorkerCandidate c = candidate_from_json(request.at("candidate"));
     const std::string& entry = c.kernel.plan.entry;
-    note("check " + entry + (c.reference ? " with " + c.reference->id : ""));
+    note("check " + entry +
+         (c.reference ? " with " + c.reference->id + " (" + c.reference->image + ")" : ""));
     if (entry == "crash_on_check") raise(SIGSEGV);
     if (entry == "hang_on_check")
       for (;;) pause();
@@ -95,10 +97,15 @@ class GpuMeasurerTest : public ::testing::Test {
     return lines;
   }
 
-  GpuMeasurer make(bool with_reference = true) {
+  // By default results are compared with a stand-in reference kernel.
+  GpuMeasurer make(std::optional<ReferenceProvider> reference = std::nullopt,
+                   Compiler* compiler = nullptr) {
     GpuMeasurerOptions options;
     options.measure.timeout_seconds = 0.5;
-    if (with_reference)
+    options.compiler = compiler;
+    if (reference) {
+      options.reference = *reference;
+    } else {
       options.reference = [](const OpSpec& op, const std::string& arch) {
         ReferenceBuild build;
         build.kernel.plan.entry = "reference";
@@ -106,6 +113,7 @@ class GpuMeasurerTest : public ::testing::Test {
         build.compiled.binaries = {{arch, "REFERENCE CUBIN", {}}};
         return build;
       };
+    }
     return GpuMeasurer(std::make_unique<WorkerProcess>(fake_gpu), options);
   }
 
@@ -201,12 +209,12 @@ TEST_F(GpuMeasurerTest, EveryFailureIsAResultAndTheRestAreTimed) {
   // Checks went one candidate at a time, with the reference; the batch was timed together,
   // then each alone once it crashed.
   std::vector<std::string> expected = {
-      "check good with reference|qkv",
-      "check wrong with reference|qkv",
-      "check crash_on_check with reference|qkv",
-      "check hang_on_check with reference|qkv",
-      "check crash_on_time with reference|qkv",
-      "check good_too with reference|qkv",
+      "check good with reference|qkv (REFERENCE CUBIN)",
+      "check wrong with reference|qkv (REFERENCE CUBIN)",
+      "check crash_on_check with reference|qkv (REFERENCE CUBIN)",
+      "check hang_on_check with reference|qkv (REFERENCE CUBIN)",
+      "check crash_on_time with reference|qkv (REFERENCE CUBIN)",
+      "check good_too with reference|qkv (REFERENCE CUBIN)",
       "time good crash_on_time",  // the worker died there
       "time good",
       "time crash_on_time",
@@ -220,16 +228,79 @@ TEST_F(GpuMeasurerTest, AMicroKernelIsCheckedOnlyOnItsFirstRun) {
   MeasureInput good = input("good");
   EXPECT_EQ(measurer.measure({good})[0].status, MeasureStatus::kOk);
   EXPECT_EQ(measurer.measure({good})[0].status, MeasureStatus::kOk);
-  std::vector<std::string> expected = {"check good with reference|qkv", "time good", "time good"};
+  std::vector<std::string> expected = {"check good with reference|qkv (REFERENCE CUBIN)",
+                                       "time good", "time good"};
   EXPECT_EQ(requests(), expected);
 }
 
-TEST_F(GpuMeasurerTest, WithoutAReferenceCandidatesStillRunAloneFirst) {
-  GpuMeasurer measurer = make(/*with_reference=*/false);
+// A Compiler stand-in: records what it was asked to build and returns a named "CUBIN".
+class RecordingCompiler : public Compiler {
+ public:
+  CompileResult compile(const CompileRequest& request) override {
+    requests.push_back(request);
+    CompileResult result;
+    result.ok = true;
+    for (const std::string& arch : request.archs)
+      result.binaries.push_back({arch, "CUBIN of " + request.name + " for " + arch, {}});
+    return result;
+  }
+  std::vector<CompileRequest> requests;
+};
+
+TEST_F(GpuMeasurerTest, TheReferenceIsGeneratedAndCompiledOncePerOpWithTheGivenCompiler) {
+  RecordingCompiler compiler;
+  op_.epilogue = Epilogue::kBiasRelu;
+  GpuMeasurer measurer = make(/*reference=*/ReferenceProvider(), &compiler);
+  auto results = measurer.measure({input("good"), input("wrong")});
+  EXPECT_EQ(results[0].status, MeasureStatus::kOk);
+  EXPECT_EQ(results[1].status, MeasureStatus::kWrongResult);
+  EXPECT_EQ(measurer.measure({input("good_too")})[0].status, MeasureStatus::kOk);
+
+  ASSERT_EQ(compiler.requests.size(), 1u);  // the same op: built once
+  const CompileRequest& request = compiler.requests[0];
+  EXPECT_EQ(request.name, "reference_gemm.cu");
+  EXPECT_EQ(request.archs, (std::vector<std::string>{"sm_90"}));  // the worker's device
+  EXPECT_EQ(request.options, (std::vector<std::string>{"-DEPILOGUE=3"}));
+  EXPECT_NE(request.source.find("void __launch_bounds__(256) dietcode_reference_gemm("),
+            std::string::npos);
+  std::vector<std::string> expected = {
+      "check good with reference|qkv (CUBIN of reference_gemm.cu for sm_90)",
+      "check wrong with reference|qkv (CUBIN of reference_gemm.cu for sm_90)",
+      "time good",
+      "check good_too with reference|qkv (CUBIN of reference_gemm.cu for sm_90)",
+      "time good_too",
+  };
+  EXPECT_EQ(requests(), expected);
+}
+
+TEST_F(GpuMeasurerTest, AnOpWithoutAReferenceKernelIsStillRunAloneFirst) {
+  RecordingCompiler compiler;
+  op_.dtype = DType::kFloat16;  // the reference kernel computes float32 only
+  GpuMeasurer measurer = make(/*reference=*/ReferenceProvider(), &compiler);
   auto results = measurer.measure({input("wrong"), input("hang_on_check")});
   EXPECT_EQ(results[0].status, MeasureStatus::kOk);  // nothing to compare with
   EXPECT_EQ(results[1].status, MeasureStatus::kTimeout);
+  EXPECT_TRUE(compiler.requests.empty());
   std::vector<std::string> expected = {"check wrong", "check hang_on_check", "time wrong"};
+  EXPECT_EQ(requests(), expected);
+}
+
+TEST_F(GpuMeasurerTest, AShapeNoLaunchCanHoldIsRefusedBeforeAnyRequest) {
+  GpuMeasurer measurer = make();
+  MeasureInput too_many = input("good");
+  too_many.instances[1].gemm.batch = 70000;  // grid z = batch * split_k > 65535
+  MeasureInput reduce = input("good_too");
+  reduce.kernel.plan.split_k = 2;
+  reduce.kernel.plan.reduce_entry = "reduce";
+  auto results = measurer.measure({too_many, reduce});
+  EXPECT_EQ(results[0].status, MeasureStatus::kDeviceLimitsExceeded);
+  EXPECT_EQ(results[0].error,
+            "shape batch=70000 M=130 N=768 K=768 needs a grid of 12 x 70000 blocks, more than "
+            "one launch allows");
+  EXPECT_EQ(results[0].latency_us.size(), 2u);
+  EXPECT_EQ(results[1].status, MeasureStatus::kOk);
+  std::vector<std::string> expected = {"check good_too with reference|qkv (REFERENCE CUBIN)",
+                                       "time good_too"};
   EXPECT_EQ(requests(), expected);
 }
 

@@ -62,26 +62,6 @@ TEST(GpuOperands, SizesFollowTheOpKind) {
   EXPECT_THROW(operand_sizes(OpKind::kConv2d, {}), std::invalid_argument);
 }
 
-TEST(GpuOperands, LaunchGeometryOfAPlan) {
-  LaunchPlan plan;
-  plan.tile_m = 64;
-  plan.tile_n = 128;
-  plan.split_k = 4;
-  plan.reduce_entry = "reduce";
-  unsigned g[3];
-  plan_grid(plan, {2, 130, 768, 3072}, g);
-  EXPECT_EQ(g[0], 6u);
-  EXPECT_EQ(g[1], 3u);
-  EXPECT_EQ(g[2], 8u);
-  plan_grid(plan, {1, 64 * 70000, 128, 8}, g);
-  EXPECT_EQ(g[1], 65535u);  // blocks stride over the rest
-  plan_reduce_grid(plan, {2, 130, 768, 3072}, g);
-  EXPECT_EQ(g[0], unsigned((2 * 130 * 768 + 1023) / 1024));
-  EXPECT_EQ(plan_workspace_bytes(plan, {2, 130, 768, 3072}), 2 * 4 * 130 * 768 * 4);
-  plan.split_k = 1;
-  EXPECT_EQ(plan_workspace_bytes(plan, {2, 130, 768, 3072}), 0);
-}
-
 // Sums of the same products in another order agree; one lost product does not.
 TEST(GpuOperands, ComparisonToleratesReorderingButNotALostProduct) {
   const int64_t M = 4, N = 8, K = 3072;

@@ -1,0 +1,209 @@
+// dietcode build WORKLOAD.json [--log LOG.jsonl] [-o libNAME.so] [--arch sm_80,sm_90]
+//                              [--max-kernels N] [--max-depth N] [--allow-simulated] [--jobs N]
+//
+// Writes the kernel pack (libNAME.so + NAME.h). Needs no GPU: kernels are compiled by NVRTC.
+// With --log the kernels and the dispatcher come from the measurements; without it every op
+// gets its template's default micro-kernel, an untuned pack that says so.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/app.h"
+#include "common/error.h"
+#include "cuda/device_query.h"
+#include "nvrtc/kernel_cache.h"
+#include "nvrtc/nvrtc_compiler.h"
+#include "pack/choices.h"
+#include "pack/manifest.h"
+#include "pack/pack_build.h"
+
+namespace dietcode::cli {
+namespace {
+
+struct BuildOptions {
+  std::string workload;
+  std::string log;
+  std::string output;
+  std::string archs;  // empty: the local GPU's arch, else sm_90
+  int max_kernels = 8;
+  int max_depth = 10;
+  bool allow_simulated = false;
+  int jobs = 0;
+  bool json = false;
+  bool keep_build_dir = false;
+};
+
+std::vector<std::string> parse_archs(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string arch = text.substr(start, end - start);
+    start = end + 1;
+    if (arch.empty()) continue;
+    bool specific = false;
+    try {
+      arch_number(arch, &specific);
+      if (arch.rfind("sm_", 0) != 0) throw UserError("");
+    } catch (const UserError&) {
+      throw UserError("--arch: '" + arch +
+                      "' is not a GPU arch (expected sm_80, sm_90, sm_90a, ...)");
+    }
+    if (std::find(out.begin(), out.end(), arch) == out.end()) out.push_back(arch);
+  }
+  if (out.empty()) throw UserError("--arch: expected at least one arch, e.g. sm_90");
+  return out;
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+nlohmann::json report_json(const PackBuildReport& r) {
+  nlohmann::json ops = nlohmann::json::array();
+  for (const OpBuildReport& op : r.ops)
+    ops.push_back({{"op", op.op},
+                   {"tuned", op.tuned},
+                   {"candidates", op.candidates},
+                   {"instances", op.instances},
+                   {"kernels", op.kernels},
+                   {"leaves", op.leaves},
+                   {"depth", op.depth},
+                   {"mean_regret_us", op.quality.mean_regret_us},
+                   {"max_regret_us", op.quality.max_regret_us},
+                   {"mean_regret_pct", op.quality.mean_regret_pct},
+                   {"dropped", op.dropped}});
+  return {{"library", r.files.library.string()},
+          {"header", r.files.header.string()},
+          {"library_bytes", r.files.library_bytes},
+          {"choices", r.choices},
+          {"kernels_compiled", r.kernels_compiled},
+          {"compile_seconds", r.compile_seconds},
+          {"pack_compile_seconds", r.files.compile_seconds},
+          {"total_seconds", r.total_seconds},
+          {"ops", ops}};
+}
+
+void print_report(const PackBuildReport& r, const std::vector<std::string>& archs) {
+  std::printf("%-16s %10s %9s %7s %6s %5s  %s\n", "op", "candidates", "instances", "kernels",
+              "leaves", "depth", "time lost (weighted mean, max)");
+  bool untuned = false;
+  for (const OpBuildReport& op : r.ops) {
+    std::string lost =
+        op.tuned ? fmt::format("{:.3f} us ({:.2f}%), max {:.3f} us", op.quality.mean_regret_us,
+                               op.quality.mean_regret_pct, op.quality.max_regret_us)
+                 : "untuned";
+    untuned = untuned || !op.tuned;
+    std::printf("%-16s %10d %9d %7d %6d %5d  %s\n", op.op.c_str(), op.candidates, op.instances,
+                op.kernels, op.leaves, op.depth, lost.c_str());
+    for (const std::string& why : op.dropped)
+      std::printf("  dropped (does not compile): %s\n", why.c_str());
+  }
+  std::printf("compiled %d kernel(s) for %s in %.2f s; pack compiled in %.2f s\n",
+              r.kernels_compiled, join(archs).c_str(), r.compile_seconds, r.files.compile_seconds);
+  std::printf("wrote %s (%.1f KB) and %s in %.2f s (%s)\n", r.files.library.string().c_str(),
+              double(r.files.library_bytes) / 1024.0, r.files.header.string().c_str(),
+              r.total_seconds, r.choices.c_str());
+  if (untuned)
+    std::printf(
+        "NOTE: this pack is UNTUNED for the ops marked so: they use their template's default "
+        "micro-kernel, which computes every shape correctly but not fast. Run 'dietcode tune' "
+        "and build with --log.\n");
+}
+
+// The local GPU's arch when there is one (the usual case: build where you tuned), else sm_90.
+std::string default_arch() {
+  try {
+    return query_device(0).arch();
+  } catch (const EnvironmentError&) {
+    return "sm_90";
+  }
+}
+
+int run_build(const BuildOptions& o, const GlobalOptions& global) {
+  Workload workload = load_workload(o.workload);
+  PackBuildOptions options;
+  options.archs = parse_archs(o.archs.empty() ? default_arch() : o.archs);
+  if (o.max_kernels < 0) throw UserError("--max-kernels: expected 0 (no limit) or more");
+  if (o.max_depth < 0) throw UserError("--max-depth: expected 0 or more");
+  options.tree.max_kernels = o.max_kernels;
+  options.tree.max_depth = o.max_depth;
+  options.jobs = o.jobs;
+  options.write.keep_build_dir = o.keep_build_dir;
+  bool chatty = !global.quiet && !o.json;
+  if (chatty)
+    options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
+
+  std::vector<std::string> warnings;
+  std::unique_ptr<ChoicesProvider> fallback = make_default_choices();
+  std::unique_ptr<ChoicesProvider> from_log =
+      o.log.empty() ? nullptr : make_log_choices(workload, o.log, o.allow_simulated, warnings);
+  ChoicesProvider& choices = from_log ? *from_log : *fallback;
+  if (o.log.empty() && !global.quiet)
+    std::fprintf(stderr,
+                 "no --log given: building an UNTUNED pack from each op's template defaults\n");
+
+  std::string output = o.output.empty() ? "lib" + workload.name + ".so" : o.output;
+  std::filesystem::path folder = std::filesystem::absolute(output).parent_path();
+  if (!std::filesystem::is_directory(folder))
+    throw UserError(output + ": no such folder " + folder.string());
+
+  NvrtcCompiler nvrtc;
+  CachingCompiler compiler(nvrtc, nvrtc.fingerprint(), default_kernel_cache_dir());
+  PackBuildReport report = build_pack(workload, choices, *fallback, compiler, output, options);
+  if (!global.quiet)
+    for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (o.json) {
+    std::printf("%s\n", report_json(report).dump(2).c_str());
+  } else if (!global.quiet) {
+    print_report(report, options.archs);
+  }
+  if (o.keep_build_dir && !global.quiet)
+    std::fprintf(stderr, "pack sources kept in %s\n", report.files.build_dir.string().c_str());
+  return 0;
+}
+
+}  // namespace
+
+void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
+  auto opts = std::make_shared<BuildOptions>();
+  auto* cmd =
+      app.add_subcommand("build", "Write the kernel pack libNAME.so and NAME.h (no GPU needed)");
+  cmd->add_option("workload", opts->workload, "The workload file (JSON)")->required();
+  cmd->add_option("--log", opts->log,
+                  "Tuning log (JSON Lines) to take kernels and timings from; without it the "
+                  "pack is untuned (template defaults)");
+  cmd->add_option("-o,--output", opts->output,
+                  "The library to write (default: lib<name>.so here); NAME.h goes beside it");
+  cmd->add_option("--arch", opts->archs,
+                  "GPU archs to embed CUBINs for, comma-separated (PTX for newer GPUs is added)")
+      ->default_str("the local GPU's, else sm_90");
+  cmd->add_option("--max-kernels", opts->max_kernels,
+                  "At most this many kernels per op (0: no limit): pack size vs time lost")
+      ->default_str("8");
+  cmd->add_option("--max-depth", opts->max_depth, "Depth limit of each dispatcher tree")
+      ->default_str("10");
+  cmd->add_flag("--allow-simulated", opts->allow_simulated,
+                "Accept a log from a simulated device (a test double: its numbers are not "
+                "GPU measurements)");
+  cmd->add_option("-j,--jobs", opts->jobs, "Parallel NVRTC compiles (default: one per core)");
+  cmd->add_flag("--json", opts->json, "Print the build report as JSON");
+  cmd->add_flag("--keep-build-dir", opts->keep_build_dir,
+                "Keep the generated pack sources (for debugging the generator)");
+  add_global_flags(*cmd, global);
+  cmd->footer(
+      "Examples:\n"
+      "  dietcode build configs/workloads/bert_base_dense.json --log bert.jsonl\n"
+      "  dietcode build w.json --log w.jsonl -o out/libw.so --arch sm_80,sm_90 --max-kernels 4");
+  cmd->callback(
+      [opts, &global, &action] { action = [opts, &global] { return run_build(*opts, global); }; });
+}
+
+}  // namespace dietcode::cli

@@ -1,0 +1,134 @@
+// Choices from a tuning log: every micro-kernel measured for an op is a candidate, with its
+// latest time on each instance of the workload.
+//
+// A kernel that ever failed on the op (compile_error, launch_error, wrong_result,
+// device_limits_exceeded) is dropped altogether: the tree may send shapes it was never tried
+// on to any kernel, so only kernels that never misbehaved may ship. A timeout only leaves that
+// instance's time unknown. Records for shapes outside the workload, for other workloads, or
+// whose GEMM no longer matches the op's definition (the workload was edited) are ignored.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/error.h"
+#include "pack/choices.h"
+#include "pack/log_records.h"
+
+namespace dietcode {
+namespace {
+
+bool disqualifies(const std::string& status) { return status != "ok" && status != "timeout"; }
+
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+class LogChoices : public ChoicesProvider {
+ public:
+  LogChoices(std::string path, std::vector<LogMeasurement> records, std::string description,
+             std::vector<std::string>& warnings)
+      : path_(std::move(path)),
+        records_(std::move(records)),
+        description_(std::move(description)),
+        warnings_(warnings) {}
+
+  std::string description() const override { return description_; }
+
+  OpChoices choices(const Workload& workload, const OpSpec& op) override {
+    std::vector<Instance> instances = expand_instances(workload, op);
+    std::map<std::vector<int64_t>, size_t> index;
+    for (size_t i = 0; i < instances.size(); ++i) index[instances[i].values] = i;
+
+    std::map<std::string, MicroKernel> kernels;             // by key: a stable order
+    std::map<std::string, std::map<size_t, double>> times;  // key -> instance -> latest us
+    std::set<std::string> failed;
+    int outside = 0, stale = 0;
+    for (const LogMeasurement& m : records_) {
+      if (m.op != op.name || (!m.workload.empty() && m.workload != workload.name)) continue;
+      std::vector<int64_t> values;
+      for (const std::string& var : op.vars) {
+        auto it = m.shape.find(var);
+        if (it == m.shape.end()) break;
+        values.push_back(it->second);
+      }
+      auto at = index.find(values);
+      if (values.size() != op.vars.size() || m.shape.size() != op.vars.size() ||
+          at == index.end()) {
+        ++outside;
+        continue;
+      }
+      const GemmShape& g = instances[at->second].gemm;
+      if (m.has_gemm &&
+          (m.gemm[0] != g.batch || m.gemm[1] != g.M || m.gemm[2] != g.N || m.gemm[3] != g.K)) {
+        ++stale;
+        continue;
+      }
+      std::string key = m.mk.key();
+      kernels.emplace(key, m.mk);
+      if (m.status == "ok") times[key][at->second] = m.latency_us;
+      if (disqualifies(m.status)) failed.insert(key);
+    }
+    if (outside)
+      warnings_.push_back(path_ + ": op " + op.name + ": " + std::to_string(outside) +
+                          " record(s) for shapes that are not instances of the workload ignored");
+    if (stale)
+      warnings_.push_back(path_ + ": op " + op.name + ": " + std::to_string(stale) +
+                          " record(s) measured for another definition of the op ignored");
+
+    OpChoices out;
+    std::vector<std::string> keys;
+    for (const auto& [key, mk] : kernels)
+      if (!failed.count(key) && times.count(key)) {
+        keys.push_back(key);
+        out.candidates.push_back(mk);
+      }
+    for (size_t i = 0; i < instances.size(); ++i) {
+      TreeSample s;
+      s.values = instances[i].values;
+      s.weight = instances[i].weight;
+      bool any = false;
+      for (const std::string& key : keys) {
+        auto t = times[key].find(i);
+        s.latency_us.push_back(t == times[key].end() ? NAN : t->second);
+        any = any || t != times[key].end();
+      }
+      if (any) out.samples.push_back(std::move(s));
+    }
+    return out;
+  }
+
+ private:
+  std::string path_;
+  std::vector<LogMeasurement> records_;
+  std::string description_;
+  std::vector<std::string>& warnings_;
+};
+
+}  // namespace
+
+std::unique_ptr<ChoicesProvider> make_log_choices(const Workload& workload,
+                                                  const std::string& log_path, bool allow_simulated,
+                                                  std::vector<std::string>& warnings) {
+  std::vector<LogMeasurement> all = read_log_measurements(log_path, warnings);
+  std::vector<LogMeasurement> mine;
+  int simulated = 0;
+  std::set<std::string> devices;
+  for (LogMeasurement& m : all) {
+    if ((!m.workload.empty() && m.workload != workload.name) || !workload.find_op(m.op)) continue;
+    simulated += m.simulated;
+    if (!m.device.empty()) devices.insert(m.device + (m.arch.empty() ? "" : " (" + m.arch + ")"));
+    mine.push_back(std::move(m));
+  }
+  if (simulated && !allow_simulated)
+    throw UserError(log_path + ": " + std::to_string(simulated) +
+                    " measurement(s) come from a simulated device (dietcode tune --simulate), "
+                    "a test double, not a GPU; pass --allow-simulated to build from them anyway");
+  std::string description =
+      simulated ? "simulated (a test double's numbers, not GPU measurements)" : "measured";
+  if (!devices.empty()) description += " on " + join(devices);
+  return std::make_unique<LogChoices>(log_path, std::move(mine), description, warnings);
+}
+
+}  // namespace dietcode

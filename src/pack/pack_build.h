@@ -1,0 +1,56 @@
+// `dietcode build` without the command line: choices -> dispatcher -> kernels -> pack.
+//
+//   1. per op, ask the ChoicesProvider for candidates and timings (the fallback provider when
+//      it has none: an untuned op);
+//   2. fit the regret-minimising tree (at most max_kernels kernels) and keep the kernels it uses;
+//   3. generate and compile those kernels for every arch, all ops in one parallel batch; a
+//      kernel that no longer compiles is dropped and its op refitted without it;
+//   4. write libNAME.so and NAME.h (pack_writer.h).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dispatch/decision_tree.h"
+#include "nvrtc/compiler.h"
+#include "pack/choices.h"
+#include "pack/pack_writer.h"
+#include "workload/workload.h"
+
+namespace dietcode {
+
+struct PackBuildOptions {
+  std::vector<std::string> archs = {"sm_90"};
+  TreeFitOptions tree = {8, 10, 0.0};  // at most 8 kernels per op by default
+  int jobs = 0;                        // parallel compiles; 0 = one per core
+  PackWriteOptions write;
+  std::function<void(const std::string&)> log;  // progress lines for people
+};
+
+struct OpBuildReport {
+  std::string op;
+  bool tuned = false;  // false: the fallback's choice
+  int candidates = 0;  // kernels with timings
+  int instances = 0;   // tuned instances with any timing
+  int kernels = 0;     // in the pack
+  int leaves = 0, depth = 0;
+  TreeQuality quality;               // over the tuned instances
+  std::vector<std::string> dropped;  // kernels that did not compile: "KEY: first log line"
+};
+
+struct PackBuildReport {
+  std::string choices;  // the manifest's "choices"
+  std::vector<OpBuildReport> ops;
+  int kernels_compiled = 0;
+  double compile_seconds = 0;  // wall time of the NVRTC batches
+  PackFiles files;
+  double total_seconds = 0;
+};
+
+PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
+                           ChoicesProvider& fallback, Compiler& compiler,
+                           const std::filesystem::path& library, const PackBuildOptions& options);
+
+}  // namespace dietcode

@@ -1,0 +1,50 @@
+// Everything a kernel pack is generated from: per op the chosen kernels (micro-kernel,
+// generated source and launch plan, compiled binaries), the dispatcher over them, and the
+// tuning results that explain its choices. The pack generator (pack_source.h) turns this into
+// C++ and a header; the pack writer (pack_writer.h) compiles them into libNAME.so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/generated_kernel.h"
+#include "dispatch/decision_tree.h"
+#include "nvrtc/compiler.h"
+#include "space/micro_kernel.h"
+#include "workload/workload.h"
+
+namespace dietcode {
+
+struct PackKernel {
+  MicroKernel mk;
+  GeneratedKernel generated;
+  CompileResult compiled;  // a CUBIN per pack arch, and PTX
+};
+
+// The tuned instances of an op as the pack's kernels see them, kept in the manifest so that
+// `inspect --shape` can show the measured time of the chosen kernel and of the runner-up.
+struct InstanceTable {
+  std::vector<std::vector<int64_t>> values;  // parallel to the op's vars
+  std::vector<double> weight;
+  std::vector<double> best_us;                    // best measured over every kernel tuned
+  std::vector<std::vector<double>> latency_us;    // [instance][pack kernel], NaN = unknown
+  std::vector<std::vector<double>> predicted_us;  // empty, or like latency_us
+};
+
+struct PackOp {
+  const OpSpec* op = nullptr;
+  std::vector<PackKernel> kernels;  // kernel id = index, the manifest's order
+  DecisionTree tree;                // leaves are kernel ids
+  InstanceTable instances;          // may be empty (an untuned pack)
+};
+
+struct PackRequest {
+  const Workload* workload = nullptr;
+  std::vector<PackOp> ops;         // in workload order
+  std::vector<std::string> archs;  // "sm_80", "sm_90", "sm_90a"
+  // Where the choices came from, for the manifest and for people: "measured", or
+  // "template defaults (untuned)", "cost model (predicted)".
+  std::string choices;
+};
+
+}  // namespace dietcode

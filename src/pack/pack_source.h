@@ -1,0 +1,50 @@
+// The pack generator: from a PackRequest, the C++ translation unit of a pack, its C header and
+// its linker version script. The writer (pack_writer.h) compiles them with the loader runtime.
+//
+// The translation unit (line 1 says it is generated) holds
+//   - the CUBINs, PTX and manifest, embedded by the assembler with .incbin from files in the
+//     build folder (a hex array of 50 x 30 KB costs g++ 2 s and 180 MB; .incbin 0.06 s);
+//   - per op: the dispatcher (the decision tree as nested ifs), the shape -> GEMM evaluation
+//     (dimension expressions as C), and the launch description of each kernel;
+//   - the typed wrappers, NAME_OP(X, W, [bias,] Y, <one int64_t per shape variable>, stream).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pack/pack_request.h"
+
+namespace dietcode {
+
+struct PackBlob {
+  std::string file;  // name in the build folder
+  std::string bytes;
+  bool nul_terminated = false;  // PTX and the manifest are read as C strings
+};
+
+struct PackSources {
+  std::vector<PackBlob> blobs;
+  std::string translation_unit;       // refers to each blob as BUILD_DIR/file
+  std::string header;                 // NAME.h: the C ABI and the typed wrappers, C99 and C++
+  std::string version_script;         // exports the ABI and the wrappers, nothing else
+  std::vector<std::string> exported;  // the symbols it exports, sorted
+};
+
+// build_dir must be absolute (the assembler resolves .incbin paths itself); header_name is
+// the header's file name, for its include guard and its comments.
+PackSources generate_pack_sources(const PackRequest& request, const std::string& manifest,
+                                  const std::string& build_dir, const std::string& library_name,
+                                  const std::string& header_name);
+
+// C for `static void NAME(const int64_t* dietcode_values, DietcodeArgs* dietcode_args)`:
+// the op's GEMM (batch, m, n, k, strides) and, for conv2d, its geometry, from the values of
+// its shape variables.
+std::string shape_function_c(const OpSpec& op, const std::string& name);
+
+// The typed wrapper's prototype, without the trailing ';'.
+std::string wrapper_prototype(const Workload& workload, const OpSpec& op);
+
+// A C/C++ string literal for any bytes.
+std::string c_string_literal(const std::string& text);
+
+}  // namespace dietcode

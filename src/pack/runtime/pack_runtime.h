@@ -1,0 +1,135 @@
+/* The loader runtime compiled into every dietcode kernel pack: the description of the pack
+ * that the generated translation unit fills in, and the entry the typed wrappers call.
+ *
+ * This file and pack_runtime.cc are built into each libNAME.so, never into dietcode itself:
+ * dietcode carries their text (embedded at its own build) and writes them next to the
+ * generated code when it builds a pack. They depend on nothing but libc, libstdc++, the
+ * driver API headers (types only: the driver is dlopen'ed on first use) and the two plain-C
+ * headers every pack ships with, dietcode/pack_abi.h and dietcode_args.h.
+ */
+#ifndef DIETCODE_PACK_RUNTIME_H_
+#define DIETCODE_PACK_RUNTIME_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dietcode/pack_abi.h"
+#include "dietcode_args.h"
+
+/* The pack is compiled with -fvisibility=hidden; the ABI and the typed wrappers opt back in
+ * (and a version script keeps everything else out of the dynamic symbol table). */
+#define DIETCODE_PACK_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace dietcode_pack {
+
+/* One CUBIN of a kernel. cc is the arch number (80 for sm_80); an arch-specific CUBIN
+ * (sm_90a) runs only on exactly that compute capability, a plain one on any later minor
+ * revision of the same major (sm_80 runs on 8.6). */
+struct CubinImage {
+  int cc;
+  bool arch_specific;
+  const unsigned char* data;
+  size_t size;
+};
+
+/* One kernel: how to launch it (the launch plan dietcode generated it with) and its binaries. */
+struct KernelDesc {
+  const char* entry;        /* extern "C" __global__ name */
+  const char* reduce_entry; /* split-K reduction entry, "" when the main kernel writes C */
+  int threads;
+  int dynamic_smem_bytes;
+  int tile_m, tile_n;
+  int split_k;
+  int reduce_threads;
+  int min_alignment_bytes; /* pointers a, b, c must be aligned to this */
+  const CubinImage* cubins;
+  int n_cubins;
+  const char* ptx; /* NUL-terminated PTX for a newer GPU, or NULL */
+  int ptx_cc;      /* 90 for compute_90 */
+};
+
+/* One operator: its signature, its dispatcher, and how its shape values become a GEMM. */
+struct OpDesc {
+  const char* name;
+  const char* const* arg_names; /* in argument order: X, W, [bias], Y */
+  int n_args;
+  int bias_arg;   /* index of the bias argument, -1 when none */
+  int elem_bytes; /* of every tensor */
+  const char* const* var_names;
+  int n_vars;
+  int (*select)(const int64_t* values);                          /* kernel index */
+  void (*fill_shape)(const int64_t* values, DietcodeArgs* args); /* batch, m, n, k, strides, conv */
+  const KernelDesc* kernels;
+  int n_kernels;
+};
+
+struct PackDesc {
+  const char* name;
+  const char* manifest;
+  const OpDesc* ops;
+  int n_ops;
+};
+
+/* Defined by the generated translation unit. */
+extern const PackDesc kPack;
+
+/* dietcode_launch for an op already found: what the typed wrappers call, so a wrapper never
+ * goes through an exported symbol another library could interpose. */
+int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values, int n_values,
+              void* stream);
+
+/* Which binary of a kernel runs on a GPU of compute capability cc (90 for 9.0): the CUBIN
+ * built for it or for the nearest older minor revision of its major (an arch-specific one,
+ * sm_90a, only on exactly its own), else the PTX when the GPU is at least as new as the PTX's
+ * virtual arch (the driver compiles it), else none. */
+constexpr int kUsePtx = -1;
+constexpr int kNoImage = -2;
+
+inline int pick_image(const KernelDesc& k, int cc) {
+  int best = -1;
+  for (int i = 0; i < k.n_cubins; ++i) {
+    const CubinImage& c = k.cubins[i];
+    bool runs = c.arch_specific ? c.cc == cc : (c.cc / 10 == cc / 10 && c.cc <= cc);
+    if (!runs) continue;
+    const CubinImage* b = best >= 0 ? &k.cubins[best] : nullptr;
+    if (!b || c.cc > b->cc || (c.cc == b->cc && c.arch_specific)) best = i;
+  }
+  if (best >= 0) return best;
+  return k.ptx && k.ptx_cc <= cc ? kUsePtx : kNoImage;
+}
+
+/* The launch geometry of LaunchPlan (codegen/launch_plan.cc), repeated here so the pack needs
+ * nothing from dietcode at run time (a test checks the two agree):
+ *   main:   grid (ceil(n / tile_n), min(ceil(m / tile_m), 65535), batch * split_k), block
+ *           threads; kernels loop over M tiles, so only y is clamped, x and z must fit;
+ *   reduce: grid (ceil(batch * m * n / (4 * reduce_threads)), 1, 1), block reduce_threads;
+ *   workspace: batch * split_k * m * n fp32 partial sums when split_k > 1. */
+constexpr int64_t kMaxGridX = 2147483647;
+constexpr int64_t kMaxGridYZ = 65535;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* False when the grid does not fit one launch. */
+inline bool main_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
+  grid[0] = ceil_div(a.n, k.tile_n);
+  grid[1] = ceil_div(a.m, k.tile_m);
+  if (grid[1] > kMaxGridYZ) grid[1] = kMaxGridYZ;
+  grid[2] = a.batch * k.split_k;
+  return grid[0] <= kMaxGridX && grid[2] <= kMaxGridYZ;
+}
+
+inline bool reduce_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
+  grid[0] = ceil_div(a.batch * a.m * a.n, 4 * int64_t(k.reduce_threads));
+  grid[1] = 1;
+  grid[2] = 1;
+  return grid[0] <= kMaxGridX;
+}
+
+inline int64_t workspace_bytes(const KernelDesc& k, const DietcodeArgs& a) {
+  if (k.split_k <= 1) return 0;
+  return a.batch * k.split_k * a.m * a.n * int64_t(sizeof(float));
+}
+
+}  // namespace dietcode_pack
+
+#endif /* DIETCODE_PACK_RUNTIME_H_ */
