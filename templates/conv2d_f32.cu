@@ -223,11 +223,10 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
     dietcode_conv2d_f32(DietcodeArgs args) {
   extern __shared__ float4 dc_smem[];  // float4: 16-byte alignment for the vector reads
   const int k = dc::extent_k(args);
-  dc::ConvNhwcTile<dc::kBM, dc::kLDA> a(static_cast<const float*>(args.a),
-                                        dc::conv_geometry(args));
+  dc::ConvNhwcTile<dc::kBM, dc::kLDA> a(static_cast<const float*>(args.a), dc::conv_geometry(args));
   dc::KContiguousTile<dc::kBN, dc::kLDB> b(static_cast<const float*>(args.b), k);
-  dc::gemm_block(args, reinterpret_cast<float*>(dc_smem), dc::extent_m(args), dc::extent_n(args),
-                 k, a, b);
+  dc::gemm_block(args, reinterpret_cast<float*>(dc_smem), dc::extent_m(args), dc::extent_n(args), k,
+                 a, b);
 }
 
 // Split-K reduction (see split_k_reduce); launched only when SPLITK > 1.

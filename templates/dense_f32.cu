@@ -28,8 +28,8 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
       static_cast<const float*>(args.a) + batch * args.stride_a, k);
   dc::KContiguousTile<dc::kBN, dc::kLDB> b(
       static_cast<const float*>(args.b) + batch * args.stride_b, k);
-  dc::gemm_block(args, reinterpret_cast<float*>(dc_smem), dc::extent_m(args), dc::extent_n(args),
-                 k, a, b);
+  dc::gemm_block(args, reinterpret_cast<float*>(dc_smem), dc::extent_m(args), dc::extent_n(args), k,
+                 a, b);
 }
 
 // Split-K reduction (see split_k_reduce); launched only when SPLITK > 1.

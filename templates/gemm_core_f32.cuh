@@ -257,8 +257,7 @@ constexpr int kWalkChunk = STAGES >= 3 ? 1 : VEC;
 
 // Registers of a K-contiguous staged tile into the k-major shared tile (a transposing store).
 template <int ROWS, int LD, int ITERS>
-__device__ __forceinline__ void store_k_rows(const float (&reg)[ITERS][VEC], float* dst,
-                                             int tid) {
+__device__ __forceinline__ void store_k_rows(const float (&reg)[ITERS][VEC], float* dst, int tid) {
   using Walk = TileWalk<ROWS, VEC>;
   const int r0 = tid / Walk::kChunksPerRow;
   float* d = dst + (tid % Walk::kChunksPerRow) * VEC * LD + r0;

@@ -209,6 +209,7 @@ struct MNContiguousTile {
                      valid ? p + (long long)i * G::kTK * ld + j * G::kTR : src, valid);
       }
     }
-  }};
+  }
+};
 
 }  // namespace dc

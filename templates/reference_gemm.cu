@@ -29,8 +29,8 @@
 #define CONV_NHWC 0
 #endif
 
-__device__ __forceinline__ double reference_a(const DietcodeArgs& args, const float* a,
-                                              long long m, long long k) {
+__device__ __forceinline__ double reference_a(const DietcodeArgs& args, const float* a, long long m,
+                                              long long k) {
 #if CONV_NHWC
   const long long pq = (long long)args.conv_p * args.conv_q;
   const long long n = m / pq, p = m % pq / args.conv_q, q = m % args.conv_q;
@@ -47,8 +47,8 @@ __device__ __forceinline__ double reference_a(const DietcodeArgs& args, const fl
 #endif
 }
 
-__device__ __forceinline__ double reference_b(const DietcodeArgs& args, const float* b,
-                                              long long n, long long k) {
+__device__ __forceinline__ double reference_b(const DietcodeArgs& args, const float* b, long long n,
+                                              long long k) {
 #if B_K_CONTIGUOUS
   return (double)b[n * args.k + k];
 #else

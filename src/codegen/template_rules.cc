@@ -61,9 +61,8 @@ void dense_rules(const OpSpec& op, const MicroKernel& mk, std::map<std::string, 
 
 // batch_matmul_f32: the transposes pick each operand's loader; M, N and K become constants when
 // static. A[M,K] and B stored [N,K] are walked along K, A stored [K,M] along M, B[K,N] along N.
-void batch_matmul_rules(const OpSpec& op, const MicroKernel& mk,
-                        std::map<std::string, int>& params, std::vector<std::string>& options,
-                        LaunchPlan& plan) {
+void batch_matmul_rules(const OpSpec& op, const MicroKernel& mk, std::map<std::string, int>& params,
+                        std::vector<std::string>& options, LaunchPlan& plan) {
   const int64_t m = static_dim(op, "M"), n = static_dim(op, "N"), k = static_dim(op, "K");
   static_dim(op, "B");  // present, even though only its value at launch matters
   simt_gemm_rules(mk, {op.transpose_a ? m : k, op.transpose_b ? k : n}, params, plan);

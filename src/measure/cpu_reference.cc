@@ -89,26 +89,25 @@ DenseAccumulation batch_matmul_accumulate(const float* a, const float* b, int64_
     b_nk.resize(size_t(batch * N * K));
     for (int64_t e = 0; e < batch; ++e)
       for (int64_t k = 0; k < K; ++k)
-        for (int64_t n = 0; n < N; ++n)
-          b_nk[size_t((e * N + n) * K + k)] = b[(e * K + k) * N + n];
+        for (int64_t n = 0; n < N; ++n) b_nk[size_t((e * N + n) * K + k)] = b[(e * K + k) * N + n];
   }
   const float* w = transpose_b ? b : b_nk.data();
-  return accumulate_rows(batch * M, N, K, threads, [&](int64_t row, float* scratch,
-                                                       const float** b_of_row) {
+  auto row_of = [&](int64_t row, float* scratch, const float** b_of_row) {
     const int64_t e = row / M, m = row % M;
     *b_of_row = w + e * N * K;
     if (!transpose_a) return a + (e * M + m) * K;
     for (int64_t k = 0; k < K; ++k) scratch[k] = a[(e * K + k) * M + m];
     return static_cast<const float*>(scratch);
-  });
+  };
+  return accumulate_rows(batch * M, N, K, threads, row_of);
 }
 
 DenseAccumulation conv2d_accumulate(const float* x, const float* wt, const Conv2dShape& g,
                                     int threads) {
   const int64_t K = g.r * g.s * g.c;
-  return accumulate_rows(g.n * g.p * g.q, g.k, K, threads, [&](int64_t row, float* scratch,
-                                                               const float** b_of_row) {
-    *b_of_row = wt;  // KRSC: filter f's row is (r, s, c) in the order of the GEMM's columns
+  // KRSC: filter f's row is (r, s, c) in the order of the GEMM's columns.
+  auto row_of = [&](int64_t row, float* scratch, const float** b_of_row) {
+    *b_of_row = wt;
     const int64_t n = row / (g.p * g.q), p = row / g.q % g.p, q = row % g.q;
     for (int64_t r = 0; r < g.r; ++r)
       for (int64_t s = 0; s < g.s; ++s) {
@@ -119,7 +118,8 @@ DenseAccumulation conv2d_accumulate(const float* x, const float* wt, const Conv2
           scratch[(r * g.s + s) * g.c + c] = inside ? x[((n * g.h + h) * g.w + w) * g.c + c] : 0.0f;
       }
     return static_cast<const float*>(scratch);
-  });
+  };
+  return accumulate_rows(g.n * g.p * g.q, g.k, K, threads, row_of);
 }
 
 std::vector<float> dense_apply_epilogue(const DenseAccumulation& acc, const float* bias,

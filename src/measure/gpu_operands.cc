@@ -126,8 +126,7 @@ OperandSizes operand_sizes(OpKind kind, const GemmShape& s, const Conv2dShape* c
   return sizes;
 }
 
-void set_shape_args(OpKind kind, const GemmShape& s, const Conv2dShape* conv,
-                    DietcodeArgs* args) {
+void set_shape_args(OpKind kind, const GemmShape& s, const Conv2dShape* conv, DietcodeArgs* args) {
   args->batch = s.batch;
   args->m = s.M;
   args->n = s.N;

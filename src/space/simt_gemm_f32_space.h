@@ -15,7 +15,7 @@
 namespace dietcode {
 
 struct SimtGemmF32Variant {
-  std::string tmpl;                            // "batch_matmul_f32": templates/<tmpl>.cu
+  std::string tmpl;                             // "batch_matmul_f32": templates/<tmpl>.cu
   std::function<bool(const OpSpec&)> supports;  // kind and dtype (fp32 only)
   // The constraint on VEC from the op's layout: its description, and the row pitches that
   // vector loads walk as constants of the op (0 for a dynamic one, which the kernel checks at

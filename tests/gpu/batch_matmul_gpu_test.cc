@@ -102,8 +102,7 @@ std::string run(const CompiledKernel& k, Problem& p, Epilogue epilogue) {
 class BatchMatmulGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testing::test_gpu().error.empty())
-      GTEST_SKIP() << "no GPU: " << testing::test_gpu().error;
+    if (!testing::test_gpu().error.empty()) GTEST_SKIP() << "no GPU: " << testing::test_gpu().error;
   }
 };
 
@@ -113,9 +112,9 @@ std::string shape_text(const GemmShape& s) {
 }
 
 TEST_F(BatchMatmulGpu, EveryTransposeWithDynamicDims) {
-  const GemmShape shapes[] = {{3, 1, 1, 1},     {2, 1, 64, 64},   {3, 13, 17, 19},
-                              {2, 31, 37, 41},  {1, 128, 129, 127}, {2, 255, 33, 67},
-                              {4, 64, 64, 64},  {1, 7, 200, 3}};
+  const GemmShape shapes[] = {{3, 1, 1, 1},    {2, 1, 64, 64},     {3, 13, 17, 19},
+                              {2, 31, 37, 41}, {1, 128, 129, 127}, {2, 255, 33, 67},
+                              {4, 64, 64, 64}, {1, 7, 200, 3}};
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       std::vector<CompiledKernel> kernels;
@@ -141,7 +140,7 @@ TEST_F(BatchMatmulGpu, EveryTransposeWithDynamicDims) {
 }
 
 TEST_F(BatchMatmulGpu, BertAttentionOverT) {
-  const int64_t ts[] = {1,  2,  3,  4,  5,  6,  7,  8,   9,   10,  11, 12,
+  const int64_t ts[] = {1,  2,  3,  4,  5,  6,  7,  8,  9,   10,  11, 12,
                         13, 14, 15, 16, 17, 31, 37, 64, 127, 128, 129};
   // Scores: Q[T,64] . K[T,64]^T per head; values: P[T,T] . V[T,64].
   for (const bool scores : {true, false}) {
@@ -169,7 +168,8 @@ TEST_F(BatchMatmulGpu, ReferenceKernelMatchesTheCpuInEveryLayout) {
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
       std::vector<CompiledKernel> kernels = {
-          {"reference", generate_reference_kernel(bmm_op(ta, tb, "M", "N", "K", Epilogue::kGelu)),
+          {"reference",
+           generate_reference_kernel(bmm_op(ta, tb, "M", "N", "K", Epilogue::kGelu)),
            {}}};
       testing::compile_all(kernels);
       Problem p;

@@ -118,8 +118,7 @@ std::string run(const CompiledKernel& k, Problem& p, Epilogue epilogue) {
 class Conv2dGpu : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testing::test_gpu().error.empty())
-      GTEST_SKIP() << "no GPU: " << testing::test_gpu().error;
+    if (!testing::test_gpu().error.empty()) GTEST_SKIP() << "no GPU: " << testing::test_gpu().error;
   }
 };
 
@@ -155,7 +154,8 @@ TEST_F(Conv2dGpu, SampledMicroKernelsMatchTheReference) {
 TEST_F(Conv2dGpu, ReferenceKernelMatchesTheCpu) {
   for (const size_t j : {size_t(0), size_t(5), size_t(6)}) {
     std::vector<CompiledKernel> kernels = {
-        {"reference", generate_reference_kernel(conv_op(kLayers[j], Epilogue::kBiasGelu, false)),
+        {"reference",
+         generate_reference_kernel(conv_op(kLayers[j], Epilogue::kBiasGelu, false)),
          {}}};
     testing::compile_all(kernels);
     Problem p;

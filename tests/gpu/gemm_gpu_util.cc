@@ -73,8 +73,7 @@ void compile_all(std::vector<CompiledKernel>& kernels) {
   std::vector<std::future<NvrtcBuild>> builds;
   for (const CompiledKernel& k : kernels)
     builds.push_back(std::async(std::launch::async, [&k] {
-      return nvrtc_build(k.kernel.name + ".cu", k.kernel.source, k.kernel.options,
-                         test_gpu().arch);
+      return nvrtc_build(k.kernel.name + ".cu", k.kernel.source, k.kernel.options, test_gpu().arch);
     }));
   for (size_t i = 0; i < kernels.size(); ++i) kernels[i].build = builds[i].get();
 }
@@ -112,8 +111,8 @@ std::string launch_and_wait(const CompiledKernel& k, DietcodeArgs args, const Ge
                   "cuModuleGetFunction(reduce)");
     if (error.empty()) {
       plan.reduce_grid(shape, g);
-      error = check(d.cuLaunchKernel(reduce, g[0], g[1], g[2], unsigned(plan.reduce_threads), 1,
-                                     1, 0, nullptr, params, nullptr),
+      error = check(d.cuLaunchKernel(reduce, g[0], g[1], g[2], unsigned(plan.reduce_threads), 1, 1,
+                                     0, nullptr, params, nullptr),
                     "cuLaunchKernel(reduce)");
     }
   }

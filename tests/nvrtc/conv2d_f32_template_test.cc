@@ -83,7 +83,8 @@ TEST(Conv2dF32Template, EveryPipelineMode) {
 
 TEST(Conv2dF32Template, SplitKAndEveryEpilogue) {
   compile("3x3 s2 SPLITK=4 cp.async3", conv_op(k3x3s2), tile(2, 2, 4, 4, 8, 16, 1, 3, 4));
-  compile("1x1 SPLITK=2 vec4", conv_op(kShortcut, Epilogue::kBias), tile(2, 2, 8, 4, 4, 8, 4, 2, 2));
+  compile("1x1 SPLITK=2 vec4", conv_op(kShortcut, Epilogue::kBias),
+          tile(2, 2, 8, 4, 4, 8, 4, 2, 2));
   for (int e = 0; e <= 5; ++e)
     compile("3x3 EPILOGUE=" + std::to_string(e), conv_op(k3x3, static_cast<Epilogue>(e)),
             tile(2, 2, 4, 4, 8, 8, 4, 2));

@@ -30,8 +30,8 @@ inline void compile_and_check(const std::string& label, const GeneratedKernel& k
       EXPECT_LE(r->registers, 255);
     }
     const KernelResources* main = build.entry(kernel.plan.entry);
-    std::printf("%-52s %s  %3d registers  %6.3f s\n", label.c_str(), arch.c_str(),
-                main->registers, build.seconds);
+    std::printf("%-52s %s  %3d registers  %6.3f s\n", label.c_str(), arch.c_str(), main->registers,
+                build.seconds);
   }
 }
 

@@ -24,10 +24,10 @@ struct EmuKernel {
   int threads, bm, bn, split_k, smem_bytes;
 };
 
-#define EMU_KERNEL(ns)                                                                      \
-  ::dietcode::testing::EmuKernel {                                                         \
-    #ns, ns::ns##_main, ns::ns##_reduce, ns::dc::kThreads, ns::dc::kBM, ns::dc::kBN,       \
-        ns::dc::kSplitK, ns::dc::kSmemBytes                                                 \
+#define EMU_KERNEL(ns)                                                               \
+  ::dietcode::testing::EmuKernel {                                                   \
+#ns, ns::ns##_main, ns::ns##_reduce, ns::dc::kThreads, ns::dc::kBM, ns::dc::kBN, \
+        ns::dc::kSplitK, ns::dc::kSmemBytes                                          \
   }
 
 inline std::vector<float> random_floats(size_t n, std::mt19937& rng) {

@@ -94,9 +94,9 @@ TEST(ReferenceGemmEmulated, DenseWithBiasGelu) {
   set_shape_args(OpKind::kDense, s, nullptr, &args);
   const auto got = testing::emu_run(reference("dense", dense_layout::dense_ref), args, s);
   const auto acc = dense_accumulate(x.data(), w.data(), s.M, s.N, s.K, 1);
-  const auto cmp = compare_dense(got.data(), dense_apply_epilogue(acc, bias.data(),
-                                                                  Epilogue::kBiasGelu, s.M),
-                                 acc, bias.data(), s.M);
+  const auto cmp =
+      compare_dense(got.data(), dense_apply_epilogue(acc, bias.data(), Epilogue::kBiasGelu, s.M),
+                    acc, bias.data(), s.M);
   EXPECT_TRUE(cmp.ok) << cmp.message;
 }
 

@@ -38,8 +38,12 @@ OpSpec conv(const std::string& h, const std::string& c, int r, int stride, int p
   op.name = "conv";
   op.kind = OpKind::kConv2d;
   op.epilogue = epilogue;
-  op.dims = {{"N", Expr::parse("N")}, {"H", dim(h)},           {"W", dim(h)},
-             {"C", dim(c)},           {"K", Expr::constant(64)}, {"R", Expr::constant(r)},
+  op.dims = {{"N", Expr::parse("N")},
+             {"H", dim(h)},
+             {"W", dim(h)},
+             {"C", dim(c)},
+             {"K", Expr::constant(64)},
+             {"R", Expr::constant(r)},
              {"S", Expr::constant(r)}};
   op.stride[0] = op.stride[1] = stride;
   op.pad[0] = op.pad[1] = pad;
@@ -79,7 +83,8 @@ TEST(CodegenOps, BatchMatmulStaticDimsOnlyWhenConstant) {
   const auto all = generate_kernel(bmm(true, false, "32", "48", "16"), mk("batch_matmul_f32"));
   EXPECT_EQ(static_options(all),
             (std::vector<std::string>{"-DSTATIC_M=32", "-DSTATIC_N=48", "-DSTATIC_K=16"}));
-  const auto two_vars = generate_kernel(bmm(false, false, "B*T", "T+1", "T"), mk("batch_matmul_f32"));
+  const auto two_vars =
+      generate_kernel(bmm(false, false, "B*T", "T+1", "T"), mk("batch_matmul_f32"));
   EXPECT_TRUE(static_options(two_vars).empty());
 }
 
@@ -100,11 +105,12 @@ TEST(CodegenOps, BatchMatmulVecFallsBackForTheWalkedPitchOnly) {
               Contains("-DVEC=4"));
   const auto half = generate_kernel(bmm(false, true, "T", "T", "30"), vec4);
   EXPECT_THAT(half.options, Contains("-DVEC=1"));
-  const auto vec2 = generate_kernel(bmm(false, true, "T", "T", "30"), mk("batch_matmul_f32", {{"VEC", 2}}));
+  const auto vec2 =
+      generate_kernel(bmm(false, true, "T", "T", "30"), mk("batch_matmul_f32", {{"VEC", 2}}));
   EXPECT_THAT(vec2.options, Contains("-DVEC=2"));
   EXPECT_EQ(vec2.plan.min_alignment_bytes, 8);
-  const auto cp_async =
-      generate_kernel(bmm(false, false, "T", "T", "T"), mk("batch_matmul_f32", {{"VEC", 1}, {"STAGES", 3}}));
+  const auto cp_async = generate_kernel(bmm(false, false, "T", "T", "T"),
+                                        mk("batch_matmul_f32", {{"VEC", 1}, {"STAGES", 3}}));
   EXPECT_EQ(cp_async.plan.min_alignment_bytes, 4);
 }
 
@@ -115,7 +121,7 @@ TEST(CodegenOps, BatchMatmulGridHasTheBatchTimesSplitsInZ) {
   const GemmShape shape{192, 37, 37, 64};
   unsigned g[3];
   k.plan.grid(shape, g);
-  EXPECT_EQ(g[0], 1u);    // ceil(37 / 128)
+  EXPECT_EQ(g[0], 1u);  // ceil(37 / 128)
   EXPECT_EQ(g[1], 1u);
   EXPECT_EQ(g[2], 384u);  // 192 heads x 2 slices
   EXPECT_EQ(k.plan.workspace_bytes(shape), 192LL * 2 * 37 * 37 * 4);
@@ -137,9 +143,9 @@ TEST(CodegenOps, ConvGeometryBecomesConstants) {
             (std::vector<std::string>{"-DSTATIC_N=64", "-DSTATIC_K=147", "-DSTATIC_H=224",
                                       "-DSTATIC_W=224", "-DSTATIC_C=3", "-DSTATIC_S=7",
                                       "-DSTATIC_P=112", "-DSTATIC_Q=112"}));
-  for (const char* o : {"-DCONV_STRIDE_H=2", "-DCONV_STRIDE_W=2", "-DCONV_PAD_H=3",
-                        "-DCONV_PAD_W=3", "-DCONV_DILATION_H=1", "-DCONV_DILATION_W=1",
-                        "-DEPILOGUE=3"})
+  for (const char* o :
+       {"-DCONV_STRIDE_H=2", "-DCONV_STRIDE_W=2", "-DCONV_PAD_H=3", "-DCONV_PAD_W=3",
+        "-DCONV_DILATION_H=1", "-DCONV_DILATION_W=1", "-DEPILOGUE=3"})
     EXPECT_THAT(stem.options, Contains(o));
   EXPECT_THAT(stem.options, Contains("-DVEC=1"));  // C = 3
   EXPECT_EQ(stem.plan.min_alignment_bytes, 4);

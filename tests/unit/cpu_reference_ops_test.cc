@@ -49,8 +49,8 @@ TEST(CpuReferenceOps, EveryTransposeComputesTheSameProduct) {
   const int64_t batch = 3, M = 5, N = 7, K = 4;
   const auto a = random_floats(size_t(batch * M * K), 1);  // [b][M][K]
   const auto b = random_floats(size_t(batch * K * N), 2);  // [b][K][N]
-  const auto a_t = transpose(a, batch, M, K);               // [b][K][M]
-  const auto b_t = transpose(b, batch, K, N);               // [b][N][K]
+  const auto a_t = transpose(a, batch, M, K);              // [b][K][M]
+  const auto b_t = transpose(b, batch, K, N);              // [b][N][K]
   const auto want = batch_matmul_accumulate(a.data(), b.data(), batch, M, N, K, false, false, 1);
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
@@ -61,7 +61,8 @@ TEST(CpuReferenceOps, EveryTransposeComputesTheSameProduct) {
     }
   // And element (b=2, m=4, n=6) is the dot product it should be.
   double dot = 0;
-  for (int64_t k = 0; k < K; ++k) dot += double(a[size_t((2 * M + 4) * K + k)]) * b[size_t((2 * K + k) * N + 6)];
+  for (int64_t k = 0; k < K; ++k)
+    dot += double(a[size_t((2 * M + 4) * K + k)]) * b[size_t((2 * K + k) * N + 6)];
   EXPECT_EQ(want.sum[size_t((2 * M + 4) * N + 6)], dot);
 }
 
@@ -122,8 +123,8 @@ TEST(CpuReferenceOps, ConvShapeFromAnOp) {
   OpSpec op;
   op.name = "c";
   op.kind = OpKind::kConv2d;
-  op.dims = {{"N", Expr::parse("N")},     {"H", Expr::constant(56)}, {"W", Expr::constant(28)},
-             {"C", Expr::constant(64)},   {"K", Expr::constant(128)}, {"R", Expr::constant(3)},
+  op.dims = {{"N", Expr::parse("N")},   {"H", Expr::constant(56)},  {"W", Expr::constant(28)},
+             {"C", Expr::constant(64)}, {"K", Expr::constant(128)}, {"R", Expr::constant(3)},
              {"S", Expr::constant(3)}};
   op.stride[0] = 2, op.stride[1] = 1;
   op.pad[0] = op.pad[1] = 1;

@@ -41,7 +41,7 @@ OpSpec conv(int64_t h, int64_t c, int64_t r, int stride, int pad) {
   OpSpec op;
   op.name = "conv";
   op.kind = OpKind::kConv2d;
-  op.dims = {{"N", Expr::parse("N")}, {"H", Expr::constant(h)}, {"W", Expr::constant(h)},
+  op.dims = {{"N", Expr::parse("N")},  {"H", Expr::constant(h)},  {"W", Expr::constant(h)},
              {"C", Expr::constant(c)}, {"K", Expr::constant(64)}, {"R", Expr::constant(r)},
              {"S", Expr::constant(r)}};
   op.stride[0] = op.stride[1] = stride;
@@ -130,8 +130,8 @@ TEST(GemmF32OpSpaces, ConvGatherRegistersCountAgainstTheBudget) {
   SpaceContext ctx{gpu, op, GemmShape{1, 64 * 56 * 56, 64, 576}};
   // 256 x 64 tiles, 256 threads, cp.async, BK 32: 32 A rows per thread. The dense estimate
   // (64 + 32 + 2 * (32 + 8) + 32 = 208) fits 255; three more registers per row (304) do not.
-  const std::map<std::string, int> tall = {{"WARPS_M", 4}, {"WARPS_N", 2}, {"THREADS_M", 8},
-                                           {"THREADS_N", 4}, {"BK", 32}, {"VEC", 1},
+  const std::map<std::string, int> tall = {{"WARPS_M", 4},   {"WARPS_N", 2}, {"THREADS_M", 8},
+                                           {"THREADS_N", 4}, {"BK", 32},     {"VEC", 1},
                                            {"STAGES", 3}};
   const auto g = DenseF32Geometry::of(with(dense_f32_space(), tall));
   EXPECT_EQ(g.a_rows_per_thread, 32);
@@ -148,18 +148,18 @@ TEST(GemmF32OpSpaces, ConvPixelIndicesAre32Bit) {
   const OpSpec op = conv(224, 3, 7, 2, 3);  // P = Q = 112
   const std::string rule = "input pixels N*H*W < 2^31";
   // N = 42799 images of 224 x 224 are 2147482624 pixels; one more is too many.
-  EXPECT_FALSE(rejected_by(s, s.defaults(), SpaceContext{gpu, op, {1, 42799LL * 112 * 112, 64, 147}},
-                           rule));
-  EXPECT_TRUE(rejected_by(s, s.defaults(), SpaceContext{gpu, op, {1, 42800LL * 112 * 112, 64, 147}},
-                          rule));
+  EXPECT_FALSE(
+      rejected_by(s, s.defaults(), SpaceContext{gpu, op, {1, 42799LL * 112 * 112, 64, 147}}, rule));
+  EXPECT_TRUE(
+      rejected_by(s, s.defaults(), SpaceContext{gpu, op, {1, 42800LL * 112 * 112, 64, 147}}, rule));
   // With a dynamic H the bound is cruder (M * (stride + R - 1)^2) but still decides.
   OpSpec dynamic_h = op;
   dynamic_h.dims["H"] = Expr::parse("H");
   dynamic_h.vars = {"N", "H"};
-  EXPECT_FALSE(rejected_by(s, s.defaults(), SpaceContext{gpu, dynamic_h, {1, 802816, 64, 147}},
-                           rule));
-  EXPECT_TRUE(rejected_by(s, s.defaults(),
-                          SpaceContext{gpu, dynamic_h, {1, 40000000, 64, 147}}, rule));
+  EXPECT_FALSE(
+      rejected_by(s, s.defaults(), SpaceContext{gpu, dynamic_h, {1, 802816, 64, 147}}, rule));
+  EXPECT_TRUE(
+      rejected_by(s, s.defaults(), SpaceContext{gpu, dynamic_h, {1, 40000000, 64, 147}}, rule));
 }
 
 TEST(GemmF32OpSpaces, TwoDynamicVariablesFlowThroughInstancesAndTheSpace) {

@@ -2,7 +2,6 @@
 // sizes from the op's layout and geometry, the shape fields of the kernel arguments, the conv
 // geometry through the worker protocol, and the measurer's request carrying it per instance.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <cstring>
@@ -132,7 +131,7 @@ TEST(GpuOperandsOps, TheMeasurerSendsEachInstancesConvGeometry) {
   OpSpec op;
   op.name = "conv";
   op.kind = OpKind::kConv2d;
-  op.dims = {{"N", Expr::parse("N")}, {"H", Expr::parse("H")},  {"W", Expr::constant(8)},
+  op.dims = {{"N", Expr::parse("N")},  {"H", Expr::parse("H")},   {"W", Expr::constant(8)},
              {"C", Expr::constant(4)}, {"K", Expr::constant(16)}, {"R", Expr::constant(3)},
              {"S", Expr::constant(3)}};
   op.pad[0] = op.pad[1] = 1;

@@ -39,8 +39,8 @@ TEST(SimulatedDeviceOps, ConvolutionDramCountsTheRealInput) {
   OpSpec op;
   op.name = "conv3x3";
   op.kind = OpKind::kConv2d;
-  op.dims = {{"N", Expr::parse("N")},      {"H", Expr::constant(56)}, {"W", Expr::constant(56)},
-             {"C", Expr::constant(256)},   {"K", Expr::constant(64)}, {"R", Expr::constant(3)},
+  op.dims = {{"N", Expr::parse("N")},    {"H", Expr::constant(56)}, {"W", Expr::constant(56)},
+             {"C", Expr::constant(256)}, {"K", Expr::constant(64)}, {"R", Expr::constant(3)},
              {"S", Expr::constant(3)}};
   op.pad[0] = op.pad[1] = 1;
   op.vars = {"N"};
@@ -60,8 +60,10 @@ TEST(SimulatedDeviceOps, ConvolutionDramCountsTheRealInput) {
   // DRAM bytes bound the memory time from below: the conv moves its input 32*56*56*256, the
   // weights 64*2304 and the output 32*56*56*64 floats; the GEMM view 9x that input.
   const double dram_per_us = GpuSpec{}.mem_bandwidth_gbs * 1e3 * 0.9;
-  const double conv_us = (32.0 * 56 * 56 * 256 + 64.0 * 2304 + 32.0 * 56 * 56 * 64) * 4 / dram_per_us;
-  const double gemm_us = (32.0 * 56 * 56 * 2304 + 64.0 * 2304 + 32.0 * 56 * 56 * 64) * 4 / dram_per_us;
+  const double conv_us =
+      (32.0 * 56 * 56 * 256 + 64.0 * 2304 + 32.0 * 56 * 56 * 64) * 4 / dram_per_us;
+  const double gemm_us =
+      (32.0 * 56 * 56 * 2304 + 64.0 * 2304 + 32.0 * 56 * 56 * 64) * 4 / dram_per_us;
   EXPECT_GE(conv.memory_us, conv_us * 0.999);
   EXPECT_GE(gemm.memory_us, gemm_us * 0.999);
   EXPECT_LT(conv.memory_us, gemm_us);
