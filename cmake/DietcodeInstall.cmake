@@ -25,5 +25,6 @@ configure_package_config_file(cmake/dietcodeConfig.cmake.in
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/dietcodeConfigVersion.cmake
   COMPATIBILITY SameMajorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/dietcodeConfig.cmake
+              cmake/DietcodePack.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/dietcodeConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/dietcode)

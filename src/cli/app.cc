@@ -31,7 +31,9 @@ int run(int argc, char** argv) {
   register_validate(app, global, action);
   register_devices(app, global, action);
   register_inspect(app, global, action);
+  register_tune(app, global, action);
   register_build(app, global, action);
+  register_bench(app, global, action);
   register_measure_worker(app, global, action);
 
   try {

@@ -26,7 +26,9 @@ void register_validate(CLI::App& app, GlobalOptions& global, Action& action);
 void register_devices(CLI::App& app, GlobalOptions& global, Action& action);
 void register_inspect(CLI::App& app, GlobalOptions& global, Action& action);
 void register_build(CLI::App& app, GlobalOptions& global, Action& action);
+void register_bench(CLI::App& app, GlobalOptions& global, Action& action);
 void register_measure_worker(CLI::App& app, GlobalOptions& global, Action& action);
+void register_tune(CLI::App& app, GlobalOptions& global, Action& action);
 
 int run(int argc, char** argv);
 

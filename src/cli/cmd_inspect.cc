@@ -2,6 +2,9 @@
 // file; each kind has its own inspect_<kind> function below, sharing InspectOptions.
 //   WORKLOAD.json   every shape instance of every op: the shape, the GEMM it maps to (for
 //                   conv2d also the NHWC geometry), FLOPs, weight and search priority.
+//   libNAME.so      a kernel pack's manifest and decision trees, with each leaf's regret;
+//                   --shape T=37 explains one dispatch (inspect_pack.cc)
+//   LOG.jsonl       the best micro-kernel of every instance in a tuning log (inspect_log.cc)
 //   WORKLOAD.json --space --gpu ID
 //                   the micro-kernel candidates each op has on that GPU: count and parameters.
 // --shape VAR=VALUE narrows the output to one value of a variable (repeatable).
@@ -11,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/app.h"
+#include "cli/inspect_log.h"
+#include "cli/inspect_pack.h"
 #include "cli/table.h"
 #include "common/error.h"
 #include "space/gpu_spec.h"
@@ -216,7 +221,11 @@ int run_inspect(const InspectOptions& options, const GlobalOptions& global) {
   // Each kind of file gets its own view; the extension says which kind a path is.
   if (ends_with(options.path, ".json"))
     return options.space ? inspect_space(options, global) : inspect_workload(options, global);
-  throw UserError(options.path + ": not a workload (.json)");
+  if (ends_with(options.path, ".so")) return inspect_pack(options.path, options.json, options.shapes);
+  if (ends_with(options.path, ".jsonl"))
+    return inspect_log(options.path, options.json, options.shapes, global.quiet);
+  throw UserError(options.path +
+                  ": not a workload (.json), a tuning log (.jsonl) or a kernel pack (.so)");
 }
 
 }  // namespace
@@ -224,9 +233,9 @@ int run_inspect(const InspectOptions& options, const GlobalOptions& global) {
 void register_inspect(CLI::App& app, GlobalOptions& global, Action& action) {
   auto options = std::make_shared<InspectOptions>();
   auto* cmd = app.add_subcommand(
-      "inspect", "Explain a file: for a workload, every shape instance with its FLOPs");
+      "inspect", "Explain a file: a workload's instances, a log's best kernels, a pack's kernels and trees");
   add_global_flags(*cmd, global);
-  cmd->add_option("PATH", options->path, "File to inspect (WORKLOAD.json)")->required();
+  cmd->add_option("PATH", options->path, "File to inspect (WORKLOAD.json, LOG.jsonl or libNAME.so)")->required();
   cmd->add_flag("--json", options->json, "Print as JSON");
   cmd->add_option("--shape", options->shapes,
                   "Only instances with this value of a shape variable, e.g. T=37 (repeatable)")
@@ -244,7 +253,9 @@ void register_inspect(CLI::App& app, GlobalOptions& global, Action& action) {
       "Examples:\n"
       "  dietcode inspect configs/workloads/bert_base_dense.json\n"
       "  dietcode inspect configs/workloads/resnet50_nhwc.json --shape N=8 --json\n"
-      "  dietcode inspect configs/workloads/bert_base_dense.json --space --gpu h100\n");
+      "  dietcode inspect configs/workloads/bert_base_dense.json --space --gpu h100\n"
+      "  dietcode inspect libbert_dense.so --shape T=37\n"
+      "  dietcode inspect bert_dense.jsonl --shape T=128\n");
   cmd->callback([&action, &global, options] {
     action = [&global, options] { return run_inspect(*options, global); };
   });

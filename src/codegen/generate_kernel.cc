@@ -9,6 +9,7 @@
 #include "codegen/generated_kernel.h"
 #include "codegen/template_rules.h"
 #include "codegen/template_source.h"
+#include "codegen/tensor_core_rules.h"
 #include "common/error.h"
 #include "space/template_space.h"
 #include "space/templates.h"
@@ -76,6 +77,7 @@ GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
   LaunchPlan& plan = out.plan;
   std::vector<std::string> dim_options;
   apply_template_rules(op, mk, params, dim_options, plan);
+  if (is_tensor_core_template(mk.tmpl)) apply_tensor_core_rules(op, params, dim_options, out);
 
   MicroKernel effective{mk.tmpl, params};
   const LaunchResources res = space.resources(effective);
@@ -99,11 +101,16 @@ GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
   return out;
 }
 
+std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu) {
+  return gpu.arch() + kernel.arch_suffix;
+}
+
 GeneratedKernel generate_reference_kernel(const OpSpec& op) {
-  if (op.dtype != DType::kFloat32)
-    throw UserError(
-        fmt::format("the reference kernel computes float32 ops only, not op \"{}\" ({}, {})",
-                    op.name, kind_name(op.kind), dtype_name(op.dtype)));
+  if (op.dtype != DType::kFloat32 && op.kind != OpKind::kDense)
+    throw UserError(fmt::format(
+        "the reference kernel computes float32 ops and 16-bit dense ops only, not op \"{}\" "
+        "({}, {})",
+        op.name, kind_name(op.kind), dtype_name(op.dtype)));
   GeneratedKernel out;
   out.name = "reference_gemm";
   out.source = load_template_source("reference_gemm.cu");
@@ -114,6 +121,9 @@ GeneratedKernel generate_reference_kernel(const OpSpec& op) {
     out.options.push_back(fmt::format("-DB_K_CONTIGUOUS={}", op.transpose_b ? 1 : 0));
   }
   if (op.kind == OpKind::kConv2d) out.options.push_back("-DCONV_NHWC=1");
+  // 16-bit elements in and out; the sums stay in double either way.
+  if (op.dtype != DType::kFloat32)
+    out.options.push_back(fmt::format("-DDTYPE={}", tensor_core_dtype_code(op)));
   LaunchPlan& plan = out.plan;
   plan.entry = "dietcode_reference_gemm";
   plan.threads = 256;  // a 16 x 16 patch of outputs per block, one thread each

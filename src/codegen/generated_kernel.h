@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "space/gpu_spec.h"
 #include "space/micro_kernel.h"
 #include "workload/workload.h"
 
@@ -38,7 +39,14 @@ struct GeneratedKernel {
   std::string source;                // full translation unit, includes resolved
   std::vector<std::string> options;  // NVRTC options: -D for tunables, static dims, epilogue
   LaunchPlan plan;
+  // "" when the kernel runs on any GPU of the target's compute capability (and newer ones via
+  // PTX); "a" when it uses architecture-specific instructions (wgmma: sm_90a), so it must be
+  // compiled for exactly that arch and has no PTX fallback. See compile_arch().
+  std::string arch_suffix;
 };
+
+// The NVRTC -arch for this kernel on a GPU: "sm_" + compute capability + arch_suffix.
+std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu);
 
 // Generates the kernel for an op and a micro-kernel of a template that supports it.
 // Static dimensions of the op become compile-time constants; dynamic ones stay runtime.

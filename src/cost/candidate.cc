@@ -39,6 +39,18 @@ bool registers_are_estimated(const KernelCandidate& c) {
 
 int registers_per_thread(const KernelCandidate& c) {
   if (!registers_are_estimated(c)) return c.compiled->registers;
+  // Tensor-core templates, by their tunables' conventional names. Warpgroup MMA with WG_M
+  // consumer warpgroups: only consumers hold accumulators, BN / 2 each (a per-thread average
+  // over the block would count the producer warpgroup too); operands stay in shared memory.
+  const int warpgroups = c.mk.get_or("WG_M", 0), bn = c.mk.get_or("BN", 0);
+  if (warpgroups > 0 && bn > 0)
+    return std::min(bn / 2 + kBookkeepingRegisters, c.gpu.max_regs_per_thread);
+  // mma.sync warp tiles WM x WN: WM * WN / 32 accumulators per lane, and A and B fragments of
+  // two k16 steps in flight (WM / 16 * 4 + WN / 8 * 2 registers per step).
+  const int wm = c.mk.get_or("WM", 0), wn = c.mk.get_or("WN", 0);
+  if (c.dtype != DType::kFloat32 && wm > 0 && wn > 0)
+    return std::min(wm * wn / 32 + wm / 2 + wn / 2 + kBookkeepingRegisters,
+                    c.gpu.max_regs_per_thread);
   // Accumulators are 32-bit for every dtype (fp32 accumulate); operand fragments pack
   // 4 / element_bytes elements per register and are double-buffered across K steps.
   double accumulators = double(c.plan.tile_m) * c.plan.tile_n / std::max(1, c.plan.threads);

@@ -25,10 +25,12 @@ std::string first_line(const std::string& text, const char* fallback) {
   return text.substr(begin, text.find_first_of("\r\n", begin) - begin);
 }
 
-// The image the device loads: its own CUBIN, else PTX for the driver to JIT.
+// The image the device loads: its own CUBIN (an arch-specific one such as sm_90a runs on its
+// exact compute capability too), else PTX for the driver to JIT.
 std::optional<std::string> image_for(const CompileResult& compiled, const std::string& arch) {
   for (const auto& binary : compiled.binaries)
-    if (binary.arch == arch && !binary.cubin.empty()) return binary.cubin;
+    if ((binary.arch == arch || binary.arch == arch + "a") && !binary.cubin.empty())
+      return binary.cubin;
   if (!compiled.ptx.empty()) return compiled.ptx;
   return std::nullopt;
 }

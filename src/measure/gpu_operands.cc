@@ -24,8 +24,6 @@ float float_of(uint32_t bits) {
 
 }  // namespace
 
-int element_bytes(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
-
 uint16_t float_to_half(float value) {
   uint32_t x = bits_of(value);
   uint32_t sign = (x >> 16) & 0x8000u;
@@ -83,7 +81,7 @@ float operand_value(uint64_t seed, int tag, int64_t i) {
 }
 
 std::string operand_bytes(uint64_t seed, int tag, int64_t count, DType dtype) {
-  std::string bytes(size_t(count) * element_bytes(dtype), '\0');
+  std::string bytes(size_t(count) * dtype_bytes(dtype), '\0');
   for (int64_t i = 0; i < count; ++i) {
     float v = operand_value(seed, tag, i);
     if (dtype == DType::kFloat32) {
@@ -97,7 +95,7 @@ std::string operand_bytes(uint64_t seed, int tag, int64_t count, DType dtype) {
 }
 
 std::vector<float> output_floats(const std::string& bytes, DType dtype) {
-  size_t n = bytes.size() / element_bytes(dtype);
+  size_t n = bytes.size() / dtype_bytes(dtype);
   std::vector<float> out(n);
   for (size_t i = 0; i < n; ++i) {
     if (dtype == DType::kFloat32) {

@@ -13,8 +13,6 @@
 
 namespace dietcode {
 
-int element_bytes(DType dtype);
-
 // IEEE binary16 and bfloat16 from and to float, rounding to nearest even.
 uint16_t float_to_half(float value);
 float half_to_float(uint16_t bits);

@@ -154,7 +154,7 @@ class GpuWorker {
     }
     auto grow = [&](DeviceBuffer& buffer, int64_t& have, int64_t want, int tag) {
       if (want <= have) return;
-      buffer = DeviceBuffer(size_t(want) * element_bytes(o.dtype));
+      buffer = DeviceBuffer(size_t(want) * dtype_bytes(o.dtype));
       if (tag >= 0) {
         std::string bytes = operand_bytes(seed, tag, want, o.dtype);
         buffer.upload(bytes.data(), bytes.size());
@@ -202,7 +202,7 @@ class GpuWorker {
   }
 
   std::vector<float> download_c(const Operands& o, const WorkerOp& op, const GemmShape& s) {
-    std::string bytes(size_t(s.batch * s.M * s.N) * element_bytes(op.dtype), '\0');
+    std::string bytes(size_t(s.batch * s.M * s.N) * dtype_bytes(op.dtype), '\0');
     o.c.download(bytes.data(), bytes.size());
     return output_floats(bytes, op.dtype);
   }

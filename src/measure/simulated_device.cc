@@ -36,7 +36,17 @@ constexpr int kRegisterUnitPerWarp = 256;       // registers are allocated per w
 constexpr double kReduceLaunchFraction = 0.5;   // a second launch in the same stream hides part
                                                 // of its overhead behind the first kernel
 
+// Tensor-core instruction classes. sm_90 specs carry wgmma's peak; warp-level mma.sync issues at
+// about 2/3 of it there. Warpgroup MMA reads both operands from shared memory (no fragment
+// loads) and hands stages over with mbarriers instead of block-wide barriers.
+constexpr double kWarpgroupBaseEfficiency = 0.80;
+constexpr double kMmaSyncOnHopper = 0.65;
+constexpr double kWarpgroupSyncOverheadK = 4;
+
 bool is_tensor_core(DType dtype) { return dtype != DType::kFloat32; }
+// Warp-specialized warpgroup-MMA templates (dense_wgmma), by the conventional tunable WG_M:
+// consumer warpgroups issue m64 x BN MMAs straight from shared memory.
+bool is_warpgroup_mma(const MicroKernel& mk) { return mk.get_or("WG_M", 0) > 0; }
 
 // A conv2d shape's geometry, found through the instance that has this GEMM shape: the GEMM
 // view overstates the input R*S/stride^2-fold (the taps of neighbouring pixels overlap).
@@ -49,6 +59,7 @@ std::optional<Conv2dShape> conv_geometry(const MeasureInput& input, const GemmSh
   }
   return std::nullopt;
 }
+
 int element_bytes(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int round_up(int value, int unit) { return int(ceil_div(value, unit) * unit); }
@@ -70,6 +81,8 @@ const KernelResources* reported_resources(const MeasureInput& input, const std::
 // Per-thread accumulators plus operand fragments, the global-load staging registers and a
 // fixed share for addresses and loop counters.
 int estimate_registers(const LaunchPlan& plan, const MicroKernel& mk, DType dtype) {
+  // Only a warpgroup kernel's consumers hold accumulators: BN / 2 fp32 per thread.
+  if (is_warpgroup_mma(mk)) return round_up(mk.get_or("BN", 128) / 2 + 32, 8);
   double acc = double(plan.tile_m) * plan.tile_n / plan.threads;
   double staged = double(plan.tile_m + plan.tile_n) * mk.get_or("BK", 16) / plan.threads *
                   element_bytes(dtype) / 4.0;
@@ -86,7 +99,10 @@ double smem_efficiency(const LaunchPlan& plan, const MicroKernel& mk, DType dtyp
   double elements_per_clock = kSmemBytesPerClock / element_bytes(dtype);
   double need = fma_per_clock / elements_per_clock;
   double tm, tn;
-  if (is_tensor_core(dtype)) {
+  if (is_warpgroup_mma(mk)) {
+    tm = 64;  // one m64 x BN instruction per consumer warpgroup reads both operands
+    tn = mk.get_or("BN", plan.tile_n);
+  } else if (is_tensor_core(dtype)) {
     double warps = std::max(1, plan.threads / gpu.warp_size);
     tm = tn = std::sqrt(double(plan.tile_m) * plan.tile_n / warps);
   } else if (mk.get_or("TM", 0) > 0 && mk.get_or("TN", 0) > 0) {
@@ -157,9 +173,17 @@ double tile_efficiency(const MeasureInput& input, const GpuSpec& gpu, double pea
   DType dtype = input.op->dtype;
   bool tensor = is_tensor_core(dtype);
   double bk = input.mk.get_or("BK", 16);
-  double eff = tensor ? kTensorBaseEfficiency : kSimtBaseEfficiency;
+  const bool warpgroup = tensor && is_warpgroup_mma(input.mk);
+  double eff = warpgroup ? kWarpgroupBaseEfficiency
+               : tensor  ? kTensorBaseEfficiency
+                         : kSimtBaseEfficiency;
+  // The tensor peak of an sm_90 spec is wgmma's; warp-level mma.sync issues slower there.
+  if (tensor && !warpgroup && gpu.cc_major == 9) eff *= kMmaSyncOnHopper;
   eff *= smem_efficiency(plan, input.mk, dtype, gpu, peak_tflops);
-  eff *= bk / (bk + (tensor ? kTensorSyncOverheadK : kSimtSyncOverheadK));
+  const double sync_k = warpgroup ? kWarpgroupSyncOverheadK
+                        : tensor  ? kTensorSyncOverheadK
+                                  : kSimtSyncOverheadK;
+  eff *= bk / (bk + sync_k);
   if (input.mk.get_or("STAGES", 2) < 2) eff *= kSingleStagePenalty;
   if (registers > kRegisterKnee)
     eff *= 1 - kKneePenalty * double(registers - kRegisterKnee) / (255 - kRegisterKnee);

@@ -10,9 +10,11 @@
 //               the accumulator tile), threads and shared memory from the launch plan; beyond
 //               the GPU's limits -> kDeviceLimitsExceeded. They give resident blocks per SM.
 //   tile        how close one SM gets to its peak on this micro-kernel: grows with the
-//               per-thread (SIMT) or per-warp (tensor core) tile, whose loads per FMA decide
-//               whether shared memory keeps up, and with BK, which amortises the per-k-tile
-//               synchronisation; falls past a register-pressure knee and with spills.
+//               per-thread (SIMT), per-warp (mma.sync) or per-warpgroup (wgmma: m64 x BN)
+//               tile, whose loads per FMA decide whether shared memory keeps up, and with BK,
+//               which amortises the per-k-tile synchronisation; falls past a register-pressure
+//               knee and with spills. The tensor peak of an sm_90 spec is wgmma's: warp-level
+//               mma.sync kernels get about 2/3 of it there.
 //   waves       grid = ceil(M/tile_m) x ceil(N/tile_n) x batch*split_k blocks; the busiest SM
 //               runs ceil(blocks/SMs) of them, resident ones concurrently; few resident warps
 //               hide latency badly; every wave pays the k-loop's memory latency at least.

@@ -80,6 +80,15 @@ CompileRequest compile_request(const GeneratedKernel& g, const MicroKernel& mk,
   r.options = g.options;
   r.archs = archs;
   r.want_ptx = true;
+  if (!g.arch_suffix.empty()) {
+    // An arch-specific kernel (wgmma: sm_90a) runs on exactly one compute capability and has
+    // no PTX fallback: build it for the requested archs of that capability only. With none,
+    // the compile fails and the build drops the kernel and refits the tree without it.
+    r.archs.clear();
+    for (const std::string& arch : archs)
+      if (arch == "sm_90" || arch == "sm_90a") r.archs.push_back("sm_90" + g.arch_suffix);
+    r.want_ptx = false;
+  }
   return r;
 }
 

@@ -1,6 +1,7 @@
 // Every template dietcode knows. A new template adds its space function here (and its
 // declaration to templates.h); the search, code generation and the CLI find it by name.
 #include "common/error.h"
+#include "space/dense_tc_space.h"
 #include "space/template_space.h"
 #include "space/templates.h"
 
@@ -8,7 +9,8 @@ namespace dietcode {
 
 const std::vector<const TemplateSpace*>& all_template_spaces() {
   static const std::vector<const TemplateSpace*> all = {
-      &dense_f32_space(), &batch_matmul_f32_space(), &conv2d_f32_space()};
+      &dense_f32_space(), &batch_matmul_f32_space(), &conv2d_f32_space(), &dense_tc_space(),
+      &dense_wgmma_space()};
   return all;
 }
 

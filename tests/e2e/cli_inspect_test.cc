@@ -113,7 +113,9 @@ INSTANTIATE_TEST_SUITE_P(
     Cli, InspectBadInput,
     testing::Values(
         BadInspect{
-            "NotAWorkload", {"libbert_dense.so"}, "libbert_dense.so: not a workload (.json)"},
+            "NotAWorkload", {"bert_dense.txt"},
+            "bert_dense.txt: not a workload (.json), a tuning log (.jsonl) or a kernel pack "
+            "(.so)"},
         BadInspect{"MissingWorkload",
                    {"/nonexistent.json"},
                    "/nonexistent.json: cannot read: No such file or directory"},
@@ -198,6 +200,51 @@ TEST(CliInspectSpace, TextViewCountsAndListsCandidates) {
   EXPECT_NE(r.out.find("fc2: template dense_f32, largest M=2048 N=768 K=3072: at least 500 valid"),
             std::string::npos)
       << r.out;
+}
+
+}  // namespace
+}  // namespace dietcode::test
+
+namespace dietcode::test {
+namespace {
+
+std::string record(const std::string& op, int bm, int t, double us) {
+  return R"({"workload": "w", "op": ")" + op +
+         R"(", "mk": {"template": "dense_f32", "params": {"BM": )" + std::to_string(bm) +
+         R"(}}, "shape": {"T": )" + std::to_string(t) +
+         R"(}, "gemm": {"batch": 1, "M": 16, "N": 8, "K": 8}, "status": "ok", "latency_us": )" +
+         std::to_string(us) +
+         R"(, "device": "NVIDIA H100", "arch": "sm_90", "simulated": false, "tool_version": "0.1.0", "timestamp": "2026-01-01T00:00:00.000Z"})"
+         "\n";
+}
+
+TEST(CliInspectLog, BestKernelPerInstanceAndDamagedLinesSkipped) {
+  TempDir dir;
+  std::string log = dir.write("w.jsonl", record("qkv", 32, 1, 5.0) + record("qkv", 64, 1, 4.0) +
+                                             record("qkv", 32, 2, 6.0) + "{\"torn\n");
+  CommandResult r = run_cli({"inspect", log, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_EQ(r.err, log + ":4: skipped: invalid JSON (truncated or corrupt line)\n");
+  auto ops = nlohmann::json::parse(r.out);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0]["op"], "qkv");
+  EXPECT_EQ(ops[0]["records"], 3);
+  EXPECT_EQ(ops[0]["kernels_used"], 2);
+  ASSERT_EQ(ops[0]["instances"].size(), 2u);
+  EXPECT_EQ(ops[0]["instances"][0]["shape"]["T"], 1);
+  EXPECT_EQ(ops[0]["instances"][0]["latency_us"], 4.0);
+  EXPECT_EQ(ops[0]["instances"][0]["mk"]["params"]["BM"], 64);
+
+  CommandResult one = run_cli({"inspect", log, "--shape", "T=2"});
+  ASSERT_EQ(one.exit_code, 0) << one.summary();
+  EXPECT_NE(one.out.find("  T=2          6  dense_f32:BM=32\n"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out.find("T=1 "), std::string::npos) << one.out;
+}
+
+TEST(CliInspectLog, MissingLogIsExitOne) {
+  CommandResult r = run_cli({"inspect", "/nonexistent.jsonl"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "/nonexistent.jsonl: no such tuning log\n");
 }
 
 }  // namespace

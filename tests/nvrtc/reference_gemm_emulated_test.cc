@@ -1,152 +1,104 @@
-// templates/reference_gemm.cu run on the CPU through a TEST DOUBLE of the device dialect
-// (dense_f32_emulation.h), in every layout it reads (dense, each batch_matmul transpose,
-// conv2d NHWC with stride, padding and dilation) against the CPU reference. The GPU measurer
-// trusts this kernel to judge candidates, so its index arithmetic is checked without a GPU too.
+// The 16-bit reference kernel (templates/reference_gemm.cu with DTYPE 1 or 2) — what GPU
+// measurements of tensor-core candidates are checked against — run on the CPU through the
+// device-dialect TEST DOUBLE (tc_emulation.h): its integer-only conversions must reproduce the
+// CPU reference bit for bit (same k order in double, same rounding to nearest even), including
+// subnormal float16 inputs and outputs, for every epilogue.
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <string>
-#include <vector>
 
-#include "nvrtc/dense_f32_emulation.h"
+#include "nvrtc/tc_emulation.h"
+
+inline float __uint_as_float(unsigned u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+using std::tanh;
+
 // clang-format off
 #include "../../templates/dietcode_args.h"
-
+#define DTYPE 1
 #define EPILOGUE 5
-#define dietcode_reference_gemm dense_ref
-namespace dense_layout {
+#define dietcode_reference_gemm ref_f16_main
+namespace ref_f16 {
 #include "../../templates/reference_gemm.cu"
 }
+#undef DTYPE
 #undef EPILOGUE
 #undef dietcode_reference_gemm
-#undef A_K_CONTIGUOUS
-#undef B_K_CONTIGUOUS
-#undef CONV_NHWC
-
-#define EPILOGUE 4
-#define A_K_CONTIGUOUS 1
-#define B_K_CONTIGUOUS 0
-#define dietcode_reference_gemm nn_ref
-namespace nn_layout {
-#include "../../templates/reference_gemm.cu"
-}
-#undef EPILOGUE
-#undef dietcode_reference_gemm
-#undef A_K_CONTIGUOUS
-#undef B_K_CONTIGUOUS
-#undef CONV_NHWC
-
-#define EPILOGUE 2
-#define A_K_CONTIGUOUS 0
-#define B_K_CONTIGUOUS 1
-#define dietcode_reference_gemm tt_ref
-namespace tt_layout {
-#include "../../templates/reference_gemm.cu"
-}
-#undef EPILOGUE
-#undef dietcode_reference_gemm
-#undef A_K_CONTIGUOUS
-#undef B_K_CONTIGUOUS
-#undef CONV_NHWC
-
-#define EPILOGUE 0
-#define A_K_CONTIGUOUS 0
-#define B_K_CONTIGUOUS 0
-#define dietcode_reference_gemm tn_ref
-namespace tn_layout {
-#include "../../templates/reference_gemm.cu"
-}
-#undef EPILOGUE
-#undef dietcode_reference_gemm
-#undef A_K_CONTIGUOUS
-#undef B_K_CONTIGUOUS
-#undef CONV_NHWC
-
+#define DTYPE 2
 #define EPILOGUE 3
-#define CONV_NHWC 1
-#define dietcode_reference_gemm conv_ref
-namespace conv_layout {
+#define dietcode_reference_gemm ref_bf16_main
+namespace ref_bf16 {
 #include "../../templates/reference_gemm.cu"
 }
+#undef DTYPE
+#undef EPILOGUE
+#undef dietcode_reference_gemm
 // clang-format on
 
-#include "measure/cpu_reference.h"
-#include "measure/gpu_operands.h"
-#include "nvrtc/gemm_f32_emulation_run.h"
+#include <random>
+
+#include "measure/cpu_reference_half.h"
 
 namespace dietcode {
 namespace {
 
-// The reference's launch: 256 threads, grid (ceil(N/16), ceil(M/16), batch).
-testing::EmuKernel reference(const char* name, void (*entry)(DietcodeArgs)) {
-  return {name, entry, nullptr, 256, 16, 16, 1, 0};
-}
+// What a run's float16 outputs exercised of the rounding code.
+struct Coverage {
+  int subnormal = 0, infinite = 0;
+};
 
-TEST(ReferenceGemmEmulated, DenseWithBiasGelu) {
-  const GemmShape s{1, 19, 21, 13};
-  std::mt19937 rng(2);
-  const auto x = testing::random_floats(size_t(s.M * s.K), rng);
-  const auto w = testing::random_floats(size_t(s.N * s.K), rng);
-  const auto bias = testing::random_floats(size_t(s.N), rng);
+// Runs the kernel on random inputs in [-scale, scale] and compares bit for bit.
+Coverage check(void (*kernel)(DietcodeArgs), DType dtype, Epilogue epilogue, float scale) {
+  SCOPED_TRACE(std::string(to_string(dtype)) + " scale " + std::to_string(scale));
+  const int64_t M = 20, N = 33, K = 40;
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-scale, scale);
+  auto random = [&](int64_t count) {
+    std::vector<float> v(static_cast<size_t>(count));
+    for (auto& e : v) e = dist(rng);
+    return floats_to_elements(v, dtype);
+  };
+  const auto x = random(M * K), w = random(N * K), bias = random(N);
+  std::vector<uint16_t> y(size_t(M * N), 0xFFFF);
   DietcodeArgs args;
   std::memset(&args, 0, sizeof(args));
-  args.a = x.data(), args.b = w.data(), args.bias = bias.data();
-  set_shape_args(OpKind::kDense, s, nullptr, &args);
-  const auto got = testing::emu_run(reference("dense", dense_layout::dense_ref), args, s);
-  const auto acc = dense_accumulate(x.data(), w.data(), s.M, s.N, s.K, 1);
-  const auto cmp =
-      compare_dense(got.data(), dense_apply_epilogue(acc, bias.data(), Epilogue::kBiasGelu, s.M),
-                    acc, bias.data(), s.M);
-  EXPECT_TRUE(cmp.ok) << cmp.message;
+  args.a = x.data(), args.b = w.data(), args.bias = bias.data(), args.c = y.data();
+  args.batch = 1, args.m = M, args.n = N, args.k = K;
+  args.stride_a = M * K, args.stride_b = N * K, args.stride_c = M * N;
+  const unsigned grid[3] = {unsigned((N + 15) / 16), unsigned((M + 15) / 16), 1};
+  emu_launch(kernel, grid, 256, args);
+
+  const auto acc = dense_accumulate_16bit(x.data(), w.data(), M, N, K, dtype, 1);
+  const auto want =
+      floats_to_elements(dense_apply_epilogue_16bit(acc, bias.data(), epilogue, M, dtype), dtype);
+  Coverage c;
+  for (size_t i = 0; i < y.size(); ++i) {
+    EXPECT_EQ(y[i], want[i]) << "element " << i;
+    c.subnormal += (want[i] & 0x7C00) == 0 && (want[i] & 0x3FF) != 0;
+    c.infinite += (want[i] & 0x7FFF) == 0x7C00;
+  }
+  return c;
 }
 
-TEST(ReferenceGemmEmulated, BatchMatmulEveryTranspose) {
-  struct Layout {
-    const char* name;
-    void (*entry)(DietcodeArgs);
-    bool ta, tb;
-    Epilogue epilogue;
-  };
-  const Layout layouts[] = {{"A B", nn_layout::nn_ref, false, false, Epilogue::kGelu},
-                            {"A^T B^T", tt_layout::tt_ref, true, true, Epilogue::kRelu},
-                            {"A^T B", tn_layout::tn_ref, true, false, Epilogue::kNone}};
-  const GemmShape s{3, 17, 18, 5};
-  std::mt19937 rng(3);
-  const auto a = testing::random_floats(size_t(s.batch * s.M * s.K), rng);
-  const auto b = testing::random_floats(size_t(s.batch * s.K * s.N), rng);
-  for (const Layout& l : layouts) {
-    SCOPED_TRACE(l.name);
-    DietcodeArgs args;
-    std::memset(&args, 0, sizeof(args));
-    args.a = a.data(), args.b = b.data();
-    set_shape_args(OpKind::kBatchMatmul, s, nullptr, &args);
-    const auto got = testing::emu_run(reference(l.name, l.entry), args, s);
-    const auto acc =
-        batch_matmul_accumulate(a.data(), b.data(), s.batch, s.M, s.N, s.K, l.ta, l.tb, 1);
-    const auto want = dense_apply_epilogue(acc, nullptr, l.epilogue, s.batch * s.M);
-    const auto cmp = compare_dense(got.data(), want, acc, nullptr, s.batch * s.M);
-    EXPECT_TRUE(cmp.ok) << cmp.message;
-  }
+TEST(ReferenceGemmEmulated, Float16BiasGeluBitExact) {
+  const Coverage unit = check(ref_f16::ref_f16_main, DType::kFloat16, Epilogue::kBiasGelu, 1.0f);
+  EXPECT_GT(unit.subnormal, 0);  // the subnormal branch of the rounding
+  check(ref_f16::ref_f16_main, DType::kFloat16, Epilogue::kBiasGelu, 0.004f);
+  const Coverage big = check(ref_f16::ref_f16_main, DType::kFloat16, Epilogue::kBiasGelu, 200.0f);
+  EXPECT_GT(big.infinite, 0);  // and the overflow to infinity
 }
 
-TEST(ReferenceGemmEmulated, ConvWithStridePaddingAndDilation) {
-  for (const Conv2dShape g : {make_conv2d_shape(2, 9, 7, 3, 5, 3, 3, 2, 1, 2),
-                              make_conv2d_shape(1, 11, 12, 2, 4, 7, 7, 2, 3, 1)}) {
-    std::mt19937 rng(unsigned(g.h));
-    const auto x = testing::random_floats(size_t(g.n * g.h * g.w * g.c), rng);
-    const auto w = testing::random_floats(size_t(g.k * g.r * g.s * g.c), rng);
-    const auto bias = testing::random_floats(size_t(g.k), rng);
-    const GemmShape s = g.gemm();
-    DietcodeArgs args;
-    std::memset(&args, 0, sizeof(args));
-    args.a = x.data(), args.b = w.data(), args.bias = bias.data();
-    set_shape_args(OpKind::kConv2d, s, &g, &args);
-    const auto got = testing::emu_run(reference("conv", conv_layout::conv_ref), args, s);
-    const auto acc = conv2d_accumulate(x.data(), w.data(), g, 1);
-    const auto want = dense_apply_epilogue(acc, bias.data(), Epilogue::kBiasRelu, s.M);
-    const auto cmp = compare_dense(got.data(), want, acc, bias.data(), s.M);
-    EXPECT_TRUE(cmp.ok) << cmp.message;
-  }
+TEST(ReferenceGemmEmulated, Bfloat16BiasReluBitExact) {
+  check(ref_bf16::ref_bf16_main, DType::kBFloat16, Epilogue::kBiasRelu, 1.0f);
+  check(ref_bf16::ref_bf16_main, DType::kBFloat16, Epilogue::kBiasRelu, 1e-20f);
 }
 
 }  // namespace

@@ -199,8 +199,8 @@ TEST(CodegenOps, ReferenceKernelReadsEveryLayout) {
     FAIL() << "no exception";
   } catch (const UserError& e) {
     EXPECT_STREQ(e.what(),
-                 "the reference kernel computes float32 ops only, not op \"bmm\" (batch_matmul, "
-                 "float16)");
+                 "the reference kernel computes float32 ops and 16-bit dense ops only, not op "
+                 "\"bmm\" (batch_matmul, float16)");
   }
 }
 

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# The whole job on a GPU host, in one command (about 25 minutes on an H100):
+#   build -> GPU tests -> devices -> tune BERT-base dense -> build its pack -> bench it against
+#   cuBLAS and cuBLASLt -> docs/results/<gpu>/ (JSON, CSV, SVG, README.md with the figures).
+#
+#   scripts/gpu-run.sh [options]
+#     --budget MIN          total minutes to plan for (default 25); tuning gets what the other
+#                           steps leave (budget - 13 min, at least 3 min)
+#     --tune-budget DUR     tuning wall time instead (90s, 10m, 1h30m)
+#     --trials N            tuning trials per op (default: tune's own)
+#     --repeats N           bench: timed runs per shape (default 30)
+#     --shapes SPEC         bench: shapes instead of the tuned range (T=1:128:4)
+#     --workload FILE       instead of configs/workloads/bert_base_dense.json
+#     --device N            GPU ordinal (default 0)
+#     --skip-tests          no ctest -L gpu
+#     --skip-tune           reuse configs/tuned/<gpu>/<workload>.jsonl as it is
+#
+# For hosts without a package registry it builds against the offline bundle when one was
+# copied here (.bundle/env.sh; see scripts/bundle-deps.sh and docs/offline-gpu-hosts.md).
+# Every step logs to OUT (env OUT, default out/gpu-run) and everything it produces is copied
+# there too, so a caller can fetch one folder. A failed step is reported loudly (FAILED, the
+# tail of its log) and the next one still runs when it can: failed GPU tests do not stop the
+# tuning, a failed tuning still builds an untuned pack. The exit status is 1 if any step failed.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+repo=$(pwd)
+
+budget_min=25
+tune_budget=""
+trials=""
+repeats=30
+shapes=""
+workload=configs/workloads/bert_base_dense.json
+device=0
+skip_tests=0
+skip_tune=0
+
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+while (($#)); do
+  case $1 in
+    --budget) budget_min=$2; shift ;;
+    --tune-budget) tune_budget=$2; shift ;;
+    --trials) trials=$2; shift ;;
+    --repeats) repeats=$2; shift ;;
+    --shapes) shapes=$2; shift ;;
+    --workload) workload=$2; shift ;;
+    --device) device=$2; shift ;;
+    --skip-tests) skip_tests=1 ;;
+    --skip-tune) skip_tune=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "gpu-run: unknown option $1 (see --help)" >&2; exit 1 ;;
+  esac
+  shift
+done
+[[ $budget_min =~ ^[0-9]+$ ]] || { echo "gpu-run: --budget takes whole minutes" >&2; exit 1; }
+[[ -f $workload ]] || { echo "gpu-run: no workload $workload" >&2; exit 1; }
+if [[ -z $tune_budget ]]; then
+  tune_min=$((budget_min - 13))
+  ((tune_min < 3)) && tune_min=3
+  tune_budget="${tune_min}m"
+fi
+
+OUT=${OUT:-$repo/out/gpu-run}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+build=${DIETCODE_BUILD_DIR:-build}
+jobs=${JOBS:-$(nproc)}
+dietcode="$repo/$build/dietcode"
+wl_name=$(basename "$workload" .json)
+started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+
+failed=()
+summary="$OUT/summary.txt"
+: >"$summary"
+
+# step NAME COMMAND...: runs it with its output on the terminal and in $OUT/NAME.log.
+step() {
+  local name=$1
+  shift
+  local log="$OUT/$name.log" start=$SECONDS rc
+  echo "== $name: $*"
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  local took=$((SECONDS - start))
+  if ((rc == 0)); then
+    echo "ok      $name (${took}s)" | tee -a "$summary"
+  else
+    failed+=("$name")
+    echo "FAILED  $name (exit $rc, ${took}s; log: $log)" | tee -a "$summary"
+    echo "!! $name FAILED with exit $rc; last lines of $log:" >&2
+    tail -n 15 "$log" >&2
+  fi
+  return "$rc"
+}
+
+skipped() {
+  echo "skipped $1 ($2)" | tee -a "$summary"
+}
+
+# The folder name of a GPU: "NVIDIA H100 80GB HBM3" -> h100, "NVIDIA A100-SXM4-80GB" -> a100,
+# "NVIDIA GeForce RTX 4090" -> rtx4090, "Tesla T4" -> t4.
+gpu_id() {
+  echo "$1" | tr '[:upper:]' '[:lower:]' |
+    sed -E 's/^(nvidia|tesla|geforce|quadro| )+//; s/^rtx /rtx/; s/^(nvidia|tesla|geforce|quadro| )+//' |
+    sed -E 's/[ -].*//; s/[^a-z0-9]//g'
+}
+
+# --- 1. build ---------------------------------------------------------------------------------
+if [[ -z ${DIETCODE_OFFLINE_PREFIX:-} && -f .bundle/env.sh ]] &&
+  ! bash scripts/setup.sh --check >/dev/null 2>&1; then
+  echo "gpu-run: using the offline bundle in .bundle"
+  # shellcheck source=/dev/null
+  source .bundle/env.sh
+fi
+build_ok=1
+step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo || build_ok=0
+((build_ok)) && { step build cmake --build "$build" -j "$jobs" || build_ok=0; }
+if ((!build_ok)) || [[ ! -x $dietcode ]]; then
+  echo "gpu-run: dietcode did not build; nothing else can run. Logs in $OUT" >&2
+  exit 1
+fi
+
+# --- 2. GPU tests, devices ----------------------------------------------------------------------
+if ((skip_tests)); then
+  skipped ctest-gpu "--skip-tests"
+else
+  step ctest-gpu timeout 600 ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300
+fi
+step devices "$dietcode" devices
+"$dietcode" devices --json >"$OUT/devices.json" 2>/dev/null
+nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >>"$OUT/nvidia-smi.txt"
+
+gpu_name=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['devices'][$device]['name'])" \
+  "$OUT/devices.json" 2>/dev/null)
+[[ -z $gpu_name ]] && gpu_name=$(nvidia-smi -i "$device" --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)
+gpu=$(gpu_id "${gpu_name:-unknown}")
+[[ -z $gpu ]] && gpu=unknown
+driver=$(nvidia-smi -i "$device" --query-gpu=driver_version --format=csv,noheader 2>/dev/null | head -n1)
+echo "gpu-run: device $device is ${gpu_name:-unknown} -> configs/tuned/$gpu, docs/results/$gpu"
+
+tuned_dir=configs/tuned/$gpu
+results=docs/results/$gpu
+mkdir -p "$tuned_dir" "$results"
+log=$tuned_dir/$wl_name.jsonl
+
+# --- 3. tune ------------------------------------------------------------------------------------
+tune_seconds=""
+if ((skip_tune)); then
+  skipped tune "--skip-tune; using $log as it is"
+else
+  tune_args=("$workload" -o "$log" --time-budget "$tune_budget" --device "$device")
+  [[ -n $trials ]] && tune_args+=(--trials "$trials")
+  start=$SECONDS
+  step tune "$dietcode" tune "${tune_args[@]}"
+  tune_seconds=$((SECONDS - start))
+fi
+[[ -f $log ]] && cp "$log" "$OUT/"
+
+# --- 4. pack ------------------------------------------------------------------------------------
+pack_dir="$OUT/pack"
+mkdir -p "$pack_dir"
+pack_name=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$workload" 2>/dev/null)
+pack_name=${pack_name:-$wl_name}
+pack="$pack_dir/lib$pack_name.so"
+pack_note="tuned on this GPU ($log)"
+if [[ -s $log ]]; then
+  step build-pack "$dietcode" build "$workload" --log "$log" -o "$pack"
+else
+  pack_note="UNTUNED: no tuning log, so the pack holds template defaults"
+  step build-pack "$dietcode" build "$workload" -o "$pack"
+fi
+
+# --- 5. bench -----------------------------------------------------------------------------------
+bench_args=(--workload "$workload" --device "$device" --repeats "$repeats" --l2 flush)
+[[ -n $shapes ]] && bench_args+=(--shapes "$shapes")
+for baseline in cublas cublaslt; do
+  if [[ ! -f $pack ]]; then
+    skipped "bench-$baseline" "no pack"
+    continue
+  fi
+  stem="$results/$wl_name-vs-$baseline"
+  step "bench-$baseline" timeout 900 "$dietcode" bench "$pack" --baseline "$baseline" "${bench_args[@]}" \
+    --json "$stem.json" --csv "$stem.csv" --plot "$stem.svg"
+  cp "$OUT/bench-$baseline.log" "$stem.txt" 2>/dev/null
+done
+
+# --- 6. README of the results ---------------------------------------------------------------------
+figures() {  # one line per baseline from its JSON: geomean, worst instance, failures
+  python3 - "$@" <<'EOF' 2>/dev/null || echo "(python3 missing: see the JSON files)"
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        r = json.load(open(path))
+    except Exception as e:
+        print(f"- {path}: not written ({e.__class__.__name__})")
+        continue
+    g = r.get("geomean_speedup")
+    w = r.get("worst") or {}
+    rows = r.get("rows", [])
+    print(f"- vs {r['baseline']} (L2 {r['l2']}, {len(rows)} instances, median of {r['repeats']} runs): "
+          f"weighted geometric-mean speedup **{g:.3f}x**" if g else f"- vs {r['baseline']}: no speedup")
+    if w:
+        row = next((x for x in rows if x['op'] == w['op'] and x['shape'] == w['shape']), {})
+        print(f"  worst instance {w['op']} {w['shape']}: {w['speedup']:.2f}x "
+              f"(pack {row.get('pack_us')} us, {r['baseline']} {row.get('baseline_us')} us)")
+    print(f"  results that disagree with the baseline: {r['failures']}")
+EOF
+}
+
+finished=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+{
+  echo "# $wl_name on ${gpu_name:-unknown}"
+  echo
+  echo "Measured by \`scripts/gpu-run.sh\` from $started to $finished (UTC), commit $commit."
+  echo
+  echo "- GPU: ${gpu_name:-unknown} (device $device), driver ${driver:-unknown}"
+  echo "- Pack: $pack_note"
+  if [[ -n $tune_seconds ]]; then
+    records=0
+    [[ -f $log ]] && records=$(wc -l <"$log")
+    echo "- Tuning: ${tune_seconds}s wall time (budget $tune_budget), $records log records"
+  fi
+  echo "- Bench: every op at every shape instance, pack and baseline interleaved in one stream,"
+  echo "  CUDA events, median of $repeats runs, L2 flushed before every timed launch"
+  echo
+  echo "## Figures"
+  echo
+  figures "$results/$wl_name-vs-cublas.json" "$results/$wl_name-vs-cublaslt.json"
+  echo
+  echo "Plots: [vs cuBLAS]($wl_name-vs-cublas.svg), [vs cuBLASLt]($wl_name-vs-cublaslt.svg)."
+  echo "Tables: \`$wl_name-vs-*.txt\`; rows: \`*.csv\`, \`*.json\`."
+  echo
+  echo "## Steps"
+  echo
+  echo '```'
+  cat "$summary"
+  echo '```'
+  echo
+  echo "## Commands"
+  echo
+  echo '```sh'
+  echo "dietcode tune $workload -o $log --time-budget $tune_budget --device $device${trials:+ --trials $trials}"
+  echo "dietcode build $workload --log $log -o lib$pack_name.so"
+  for baseline in cublas cublaslt; do
+    echo "dietcode bench lib$pack_name.so --baseline $baseline ${bench_args[*]} \\"
+    echo "    --json $wl_name-vs-$baseline.json --csv $wl_name-vs-$baseline.csv --plot $wl_name-vs-$baseline.svg"
+  done
+  echo '```'
+} >"$results/README.md"
+
+rm -rf "$OUT/results-$gpu"
+cp -r "$results" "$OUT/results-$gpu"
+cp "$results/README.md" "$OUT/README.md"
+echo
+cat "$summary"
+echo "gpu-run: results in $results, everything in $OUT"
+if ((${#failed[@]})); then
+  echo "gpu-run: FAILED steps: ${failed[*]}" >&2
+  exit 1
+fi

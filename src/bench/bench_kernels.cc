@@ -1,0 +1,152 @@
+#include "bench/bench_kernels.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "cuda/driver.h"
+
+namespace dietcode {
+
+namespace {
+
+// Activation codes shared by the source below and epilogue().
+constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
+
+const char kSource[] =
+    R"(// dietcode bench helpers (generated at bench time; no headers, any arch from sm_75).
+__device__ __forceinline__ float dc_activate(float v, int act) {
+  if (act == 1) return v > 0.0f ? v : 0.0f;
+  if (act == 2) return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+  return v;
+}
+__device__ __forceinline__ float dc_from_f16(unsigned short bits) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(bits));
+  return f;
+}
+__device__ __forceinline__ unsigned short dc_to_f16(float f) {
+  unsigned short bits;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f));
+  return bits;
+}
+__device__ __forceinline__ float dc_from_bf16(unsigned short bits) {
+  return __uint_as_float(((unsigned)bits) << 16);
+}
+__device__ __forceinline__ unsigned short dc_to_bf16(float f) {  // round to nearest even
+  unsigned u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (unsigned short)(u >> 16);
+}
+#define DC_EPILOGUE(NAME, T, LOAD, STORE)                                                     \
+  extern "C" __global__ void NAME(T* y, const T* bias, long long rows, long long cols,        \
+                                  int act) {                                                  \
+    const long long n = rows * cols;                                                          \
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;               \
+         i += (long long)gridDim.x * blockDim.x) {                                            \
+      float v = LOAD(y[i]);                                                                   \
+      if (bias) v += LOAD(bias[i % cols]);                                                    \
+      y[i] = STORE(dc_activate(v, act));                                                      \
+    }                                                                                         \
+  }
+#define DC_SAME(x) (x)
+DC_EPILOGUE(dietcode_bench_epilogue_f32, float, DC_SAME, DC_SAME)
+DC_EPILOGUE(dietcode_bench_epilogue_f16, unsigned short, dc_from_f16, dc_to_f16)
+DC_EPILOGUE(dietcode_bench_epilogue_bf16, unsigned short, dc_from_bf16, dc_to_bf16)
+extern "C" __global__ void dietcode_bench_spin(long long nanoseconds) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  } while (now - start < (unsigned long long)nanoseconds);
+}
+extern "C" __global__ void dietcode_bench_flush(unsigned* buffer, long long words, unsigned value) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < words;
+       i += (long long)gridDim.x * blockDim.x)
+    buffer[i] = value;
+}
+)";
+
+constexpr int kThreads = 256;
+
+void launch(CUfunction f, CUstream stream, int64_t work, int blocks_cap, void** params,
+            const char* what) {
+  const int64_t blocks = std::clamp<int64_t>((work + kThreads - 1) / kThreads, 1, blocks_cap);
+  check(driver().cuLaunchKernel(f, unsigned(blocks), 1, 1, kThreads, 1, 1, 0, stream, params,
+                                nullptr),
+        what);
+}
+
+}  // namespace
+
+std::string bench_kernels_source() { return kSource; }
+
+CompileRequest bench_kernels_request(const std::string& arch) {
+  CompileRequest request;
+  request.name = "dietcode_bench_kernels.cu";
+  request.source = kSource;
+  request.archs = {arch};
+  request.want_ptx = false;
+  return request;
+}
+
+std::string bench_kernels_arch(int cc, const std::vector<int>& supported, bool* use_ptx) {
+  int best = 0;
+  for (int a : supported)
+    if (a <= cc) best = std::max(best, a);
+  *use_ptx = best != cc;
+  return best ? "sm_" + std::to_string(best) : "";
+}
+
+BenchKernels::BenchKernels(Compiler& compiler, const std::vector<int>& supported, int cc_major,
+                           int cc_minor) {
+  const int cc = cc_major * 10 + cc_minor;
+  bool use_ptx = false;
+  arch_ = bench_kernels_arch(cc, supported, &use_ptx);
+  if (arch_.empty())
+    throw EnvironmentError("NVRTC cannot compile for this GPU (compute capability " +
+                           std::to_string(cc_major) + "." + std::to_string(cc_minor) + ")");
+  CompileRequest request = bench_kernels_request(arch_);
+  request.want_ptx = use_ptx;
+  CompileResult result = compiler.compile(request);
+  if (!result.ok || (use_ptx ? result.ptx.empty() : result.binaries.empty()))
+    throw EnvironmentError("compiling bench's helper kernels for " + arch_ +
+                           " failed: " + result.log.substr(0, 300));
+  module_ = Module(use_ptx ? result.ptx : result.binaries.front().cubin, "bench helper kernels");
+  epilogue_f32_ = module_.function("dietcode_bench_epilogue_f32");
+  epilogue_f16_ = module_.function("dietcode_bench_epilogue_f16");
+  epilogue_bf16_ = module_.function("dietcode_bench_epilogue_bf16");
+  flush_ = module_.function("dietcode_bench_flush");
+  spin_ = module_.function("dietcode_bench_spin");
+}
+
+void BenchKernels::epilogue(CUstream stream, DType dtype, Epilogue epilogue, CUdeviceptr y,
+                            CUdeviceptr bias, int64_t rows, int64_t cols) const {
+  if (epilogue == Epilogue::kNone) return;
+  int act = kActNone;
+  if (epilogue == Epilogue::kRelu || epilogue == Epilogue::kBiasRelu) act = kActRelu;
+  if (epilogue == Epilogue::kGelu || epilogue == Epilogue::kBiasGelu) act = kActGelu;
+  CUdeviceptr bias_arg = epilogue_has_bias(epilogue) ? bias : 0;
+  long long r = rows, c = cols;
+  void* params[] = {&y, &bias_arg, &r, &c, &act};
+  CUfunction f = dtype == DType::kFloat32   ? epilogue_f32_
+                 : dtype == DType::kFloat16 ? epilogue_f16_
+                                            : epilogue_bf16_;
+  launch(f, stream, rows * cols, blocks_cap_, params, "launching bench's epilogue kernel");
+}
+
+void BenchKernels::spin(CUstream stream, double microseconds) const {
+  long long nanoseconds = static_cast<long long>(microseconds * 1e3);
+  void* params[] = {&nanoseconds};
+  check(driver().cuLaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr),
+        "launching bench's spin kernel");
+}
+
+void BenchKernels::flush(CUstream stream, CUdeviceptr buffer, int64_t bytes) const {
+  long long words = bytes / 4;
+  unsigned value = ++flush_value_;  // a new value each time: no write can be elided
+  void* params[] = {&buffer, &words, &value};
+  launch(flush_, stream, words, blocks_cap_, params, "launching bench's L2 flush kernel");
+}
+
+}  // namespace dietcode

@@ -1,0 +1,43 @@
+// A kernel pack opened with dlopen, as any program using it would: the five C ABI functions of
+// include/dietcode/pack_abi.h and nothing else of its insides.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace dietcode {
+
+class PackLibrary {
+ public:
+  // Opens `path` (a name without a slash is taken relative to the current directory, as a
+  // user means it, not searched on the library path) and resolves the ABI. Throws UserError
+  //   "PATH: not a dietcode kernel pack: <dlerror>"
+  // when it does not load or lacks an ABI function, and
+  //   "PATH: pack ABI version 2; this dietcode reads version 1: rebuild the pack with it"
+  // on a version mismatch.
+  explicit PackLibrary(const std::string& path);
+  ~PackLibrary();
+  PackLibrary(const PackLibrary&) = delete;
+  PackLibrary& operator=(const PackLibrary&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string manifest() const;
+  std::string last_error() const;
+  int select(const std::string& op, const int64_t* values, int n_values) const;
+  int launch(const std::string& op, void* const* args, int n_args, const int64_t* values,
+             int n_values, void* stream) const;
+
+ private:
+  std::string path_;
+  void* handle_ = nullptr;
+  int (*abi_version_)() = nullptr;
+  const char* (*manifest_)() = nullptr;
+  const char* (*last_error_)() = nullptr;
+  int (*select_)(const char*, const int64_t*, int) = nullptr;
+  int (*launch_)(const char*, void* const*, int, const int64_t*, int, void*) = nullptr;
+};
+
+// "DIETCODE_ERR_CUDA" for a pack status code.
+const char* pack_status_name(int status);
+
+}  // namespace dietcode

@@ -1,0 +1,206 @@
+#include "bench/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace dietcode {
+
+using nlohmann::json;
+
+double BenchRow::speedup() const {
+  return has_baseline() && pack_us > 0 ? baseline_us / pack_us : -1;
+}
+
+double BenchRow::pack_tflops() const { return pack_us > 0 ? flops / (pack_us * 1e6) : -1; }
+
+double BenchRow::baseline_tflops() const {
+  return has_baseline() ? flops / (baseline_us * 1e6) : -1;
+}
+
+double BenchRow::percent_of_peak() const {
+  const double tflops = pack_tflops();
+  return peak_tflops > 0 && tflops >= 0 ? 100.0 * tflops / peak_tflops : -1;
+}
+
+double weighted_geomean_speedup(const std::vector<BenchRow>& rows) {
+  double weighted_log = 0, total_weight = 0, plain_log = 0;
+  int count = 0;
+  for (const BenchRow& r : rows) {
+    const double s = r.speedup();
+    if (s <= 0) continue;
+    const double w = std::max(r.weight, 0.0);
+    weighted_log += w * std::log(s);
+    total_weight += w;
+    plain_log += std::log(s);
+    ++count;
+  }
+  if (count == 0) return -1;
+  return total_weight > 0 ? std::exp(weighted_log / total_weight) : std::exp(plain_log / count);
+}
+
+const BenchRow* worst_row(const std::vector<BenchRow>& rows) {
+  const BenchRow* worst = nullptr;
+  for (const BenchRow& r : rows)
+    if (r.speedup() > 0 && (!worst || r.speedup() < worst->speedup())) worst = &r;
+  return worst;
+}
+
+int failed_rows(const std::vector<BenchRow>& rows) {
+  return int(std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.failed; }));
+}
+
+namespace {
+
+// "-" for a figure that does not exist (negative by convention).
+std::string figure(double value, const char* format) {
+  return value < 0 ? "-" : fmt::format(fmt::runtime(format), value);
+}
+
+std::string plural(int n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// Columns padded to their widest cell; `right` marks the numeric columns.
+std::string format_table(const std::vector<std::vector<std::string>>& cells,
+                         const std::vector<bool>& right) {
+  std::vector<size_t> width(right.size(), 0);
+  for (const auto& row : cells)
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  std::string out;
+  for (const auto& row : cells) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c) line += "  ";
+      const std::string pad(width[c] - row[c].size(), ' ');
+      line += right[c] ? pad + row[c] : row[c] + (c + 1 < row.size() ? pad : "");
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string baseline_label(const BenchReport& report) { return report.baseline + " us"; }
+
+}  // namespace
+
+std::string format_report(const BenchReport& report) {
+  std::string out = fmt::format("dietcode bench: {} on {}\n", report.pack, report.device);
+  out += fmt::format(
+      "baseline {}; {}; median of {} after {} warm-up launches, pack and baseline "
+      "interleaved in one stream\n",
+      report.baseline, report.l2_detail, plural(report.repeats, "run", "runs"), report.warmup);
+
+  std::vector<std::vector<std::string>> cells = {
+      {"op", "shape", "pack us", baseline_label(report), "speedup", "TFLOP/s", "% peak", "check"}};
+  for (const BenchRow& r : report.rows) {
+    cells.push_back({r.op, r.shape, figure(r.pack_us, "{:.2f}"), figure(r.baseline_us, "{:.2f}"),
+                     figure(r.speedup(), "{:.2f}x"), figure(r.pack_tflops(), "{:.2f}"),
+                     figure(r.percent_of_peak(), "{:.1f}%"), r.check});
+  }
+  out += format_table(cells, {false, false, true, true, true, true, true, false});
+
+  if (!report.baseline_per_op.empty()) {
+    out += "baseline per op:\n";
+    size_t width = 0;
+    for (const auto& [op, what] : report.baseline_per_op) width = std::max(width, op.size());
+    for (const auto& [op, what] : report.baseline_per_op)
+      out += fmt::format("  {:<{}}  {}\n", op, width, what);
+  }
+  for (const std::string& note : report.notes) out += "note: " + note + "\n";
+
+  const double geomean = weighted_geomean_speedup(report.rows);
+  const int with_speedup = int(std::count_if(report.rows.begin(), report.rows.end(),
+                                             [](const BenchRow& r) { return r.speedup() > 0; }));
+  if (geomean > 0) {
+    out += fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({})\n", report.baseline,
+                       geomean, plural(with_speedup, "instance", "instances"));
+    const BenchRow* worst = worst_row(report.rows);
+    out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us)\n", worst->op,
+                       worst->shape, worst->speedup(), worst->pack_us, report.baseline,
+                       worst->baseline_us);
+  } else {
+    out += "no speedup to report: no instance has a baseline time\n";
+  }
+  if (int failures = failed_rows(report.rows))
+    out += fmt::format("FAILED: {} with the baseline\n",
+                       plural(failures, "instance disagrees", "instances disagree"));
+  return out;
+}
+
+namespace {
+
+// CSV needs quotes only around a field holding a comma, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+std::string csv_figure(double value, const char* format) {
+  return value < 0 ? "" : fmt::format(fmt::runtime(format), value);
+}
+
+json json_figure(double value, int decimals) {
+  if (value < 0 || !std::isfinite(value)) return nullptr;
+  const double scale = std::pow(10.0, decimals);
+  return std::round(value * scale) / scale;
+}
+
+}  // namespace
+
+std::string format_csv(const BenchReport& report) {
+  std::string out =
+      "op,shape,pack_us,baseline_us,speedup,pack_tflops,baseline_tflops,percent_of_peak,weight,"
+      "check\n";
+  for (const BenchRow& r : report.rows) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.op), csv_field(r.shape),
+                       csv_figure(r.pack_us, "{:.3f}"), csv_figure(r.baseline_us, "{:.3f}"),
+                       csv_figure(r.speedup(), "{:.4f}"), csv_figure(r.pack_tflops(), "{:.4f}"),
+                       csv_figure(r.baseline_tflops(), "{:.4f}"),
+                       csv_figure(r.percent_of_peak(), "{:.2f}"), fmt::format("{:.6g}", r.weight),
+                       csv_field(r.check));
+  }
+  return out;
+}
+
+json report_json(const BenchReport& report) {
+  json rows = json::array();
+  for (const BenchRow& r : report.rows) {
+    rows.push_back({{"op", r.op},
+                    {"shape", r.shape},
+                    {"pack_us", json_figure(r.pack_us, 4)},
+                    {"baseline_us", json_figure(r.baseline_us, 4)},
+                    {"speedup", json_figure(r.speedup(), 4)},
+                    {"pack_tflops", json_figure(r.pack_tflops(), 4)},
+                    {"baseline_tflops", json_figure(r.baseline_tflops(), 4)},
+                    {"percent_of_peak", json_figure(r.percent_of_peak(), 2)},
+                    {"weight", r.weight},
+                    {"flops", r.flops},
+                    {"check", r.check}});
+  }
+  json worst = nullptr;
+  if (const BenchRow* w = worst_row(report.rows))
+    worst = {{"op", w->op}, {"shape", w->shape}, {"speedup", json_figure(w->speedup(), 4)}};
+  json per_op = json::object();
+  for (const auto& [op, what] : report.baseline_per_op) per_op[op] = what;
+  return {{"pack", report.pack},
+          {"device", report.device},
+          {"baseline", report.baseline},
+          {"l2", report.l2},
+          {"l2_detail", report.l2_detail},
+          {"date", report.date},
+          {"repeats", report.repeats},
+          {"warmup", report.warmup},
+          {"geomean_speedup", json_figure(weighted_geomean_speedup(report.rows), 4)},
+          {"worst", worst},
+          {"failures", failed_rows(report.rows)},
+          {"baseline_per_op", per_op},
+          {"notes", report.notes},
+          {"rows", rows}};
+}
+
+}  // namespace dietcode

@@ -1,0 +1,80 @@
+// What `dietcode bench` prints and writes: one row per (op, shape instance) with the pack's and
+// the baseline's median latency, and the summary a reader looks for first, the weighted
+// geometric-mean speedup and the worst instance.
+//
+// Everything here is plain data and text, so the formats are tested with synthetic rows on
+// machines without a GPU; the runner (bench_runner.h) only fills a BenchReport.
+//
+// Weighted geometric mean: exp(sum_i w_i ln(s_i) / sum_i w_i) over the rows that have a
+// speedup s_i = baseline_us / pack_us, with w_i the instance's weight (the workload's shape
+// distribution times the op's weight). It is the speedup of the whole weighted mix when every
+// instance is equally likely to be slow or fast in ratio, and unlike the arithmetic mean it
+// treats 2x and 0.5x as cancelling.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace dietcode {
+
+struct BenchRow {
+  std::string op;
+  std::string shape;  // "T=37", or "B=2 T=37" for several variables
+  double weight = 1;  // the instance's weight; only ratios between rows matter
+  double flops = 0;   // of the instance: 2 * batch * M * N * K
+  double pack_us = 0;
+  double baseline_us = -1;   // < 0: no baseline for this op
+  double peak_tflops = 0;    // the device's peak for the op's dtype; 0 when unknown
+  std::string check = "ok";  // "ok", "unchecked (...)" or "mismatch: ..."
+  bool failed = false;       // the results disagree: bench exits 1
+
+  bool has_baseline() const { return baseline_us > 0; }
+  double speedup() const;          // baseline_us / pack_us; -1 without a baseline
+  double pack_tflops() const;      // flops / pack time
+  double baseline_tflops() const;  // -1 without a baseline
+  double percent_of_peak() const;  // the pack's; -1 when the peak is unknown
+};
+
+struct BenchReport {
+  std::string pack;       // the pack file as the user named it
+  std::string device;     // "NVIDIA H100 80GB HBM3 (sm_90)"
+  std::string baseline;   // "cublas", "cublaslt" or "none"
+  std::string l2;         // "flush" or "warm"
+  std::string l2_detail;  // how, e.g. "L2 flushed before every timed launch (100 MiB written)"
+  std::string date;       // ISO 8601, e.g. "2025-06-01T12:00:00Z"
+  int repeats = 0;
+  int warmup = 0;
+  // What the baseline runs for each op, e.g. {"fc1", "cublasSgemm + bias_gelu kernel (NVRTC)"}.
+  std::vector<std::pair<std::string, std::string>> baseline_per_op;
+  std::vector<std::string> notes;  // one line each, printed under the table
+  std::vector<BenchRow> rows;
+};
+
+// The weighted geometric mean of the rows' speedups (see above); -1 when no row has one.
+// Rows of weight 0 count with weight 0; when every weight is 0 the mean is unweighted.
+double weighted_geomean_speedup(const std::vector<BenchRow>& rows);
+
+// The row with the lowest speedup, or null when no row has one.
+const BenchRow* worst_row(const std::vector<BenchRow>& rows);
+
+// Rows whose results disagree.
+int failed_rows(const std::vector<BenchRow>& rows);
+
+// The human-readable report: a header naming pack, device, baseline and L2 mode, the table,
+// the baseline used per op, the notes, the weighted geometric mean and the worst instance.
+std::string format_report(const BenchReport& report);
+
+// One line per row under a header line; empty fields where a figure does not exist.
+//   op,shape,pack_us,baseline_us,speedup,pack_tflops,baseline_tflops,percent_of_peak,weight,check
+std::string format_csv(const BenchReport& report);
+
+// {"pack", "device", "baseline", "l2", "l2_detail", "date", "repeats", "warmup",
+//  "geomean_speedup", "worst": {...} | null, "failures", "baseline_per_op", "notes",
+//  "rows": [{"op", "shape", "pack_us", "baseline_us", "speedup", "pack_tflops",
+//            "baseline_tflops", "percent_of_peak", "weight", "flops", "check"}]}
+// Figures that do not exist are null.
+nlohmann::json report_json(const BenchReport& report);
+
+}  // namespace dietcode

@@ -1,0 +1,146 @@
+// dietcode bench libNAME.so: time every op of a kernel pack at every shape instance against
+// cuBLAS or cuBLASLt on the local GPU, in the same process and stream, check that the results
+// agree, and print the table with the weighted geometric-mean speedup (SPEC §2). CSV, JSON and
+// an SVG plot on request.
+//
+// The inputs are checked before the GPU is touched, so a wrong path or option is exit 1 on any
+// machine; then, without a GPU: exit 2 and "dietcode bench: no CUDA GPU: <reason>".
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "bench/bench_pack.h"
+#include "bench/bench_runner.h"
+#include "bench/pack_library.h"
+#include "bench/report.h"
+#include "bench/svg_plot.h"
+#include "cli/app.h"
+#include "common/error.h"
+#include "cuda/device_query.h"
+#include "cuda/driver.h"
+#include "workload/workload.h"
+
+namespace dietcode::cli {
+
+namespace {
+
+struct BenchCommandOptions {
+  std::string pack;
+  std::string workload;
+  std::string baseline = "cublas";
+  std::vector<std::string> ops;
+  std::vector<std::string> shapes;
+  std::string l2 = "flush";
+  int repeats = 30;
+  int warmup = 3;
+  bool tf32 = false;
+  std::string csv, json, plot;
+  int device = 0;
+  uint64_t seed = 1;
+};
+
+// Writes `text` to `path`, or to stdout for "-".
+void write_output(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    fmt::print("{}", text);
+    return;
+  }
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) out << text;
+  if (!out || !out.flush()) throw UserError(path + ": cannot write: " + std::strerror(errno));
+}
+
+int run_bench_command(const BenchCommandOptions& opt, const GlobalOptions& global) {
+  // Everything the user gave is checked first: these are exit 1 on any machine.
+  PackLibrary library(opt.pack);
+  std::optional<Workload> workload;
+  if (!opt.workload.empty()) workload = load_workload(opt.workload);
+  const BenchPack pack =
+      parse_bench_pack(library.manifest(), opt.pack, workload ? &*workload : nullptr);
+  BenchOptions options;
+  options.baseline = opt.baseline;
+  options.ops = opt.ops;
+  for (const std::string& text : opt.shapes) options.shapes.push_back(parse_shape_override(text));
+  for (const BenchOp* op : select_ops(pack, opt.ops)) bench_instances(pack, *op, options.shapes);
+  options.flush_l2 = opt.l2 == "flush";
+  options.repeats = opt.repeats;
+  options.warmup = opt.warmup;
+  options.tf32 = opt.tf32;
+  options.device = opt.device;
+  options.seed = opt.seed;
+
+  std::string why;
+  if (!driver_or_null(&why)) {
+    fmt::print(stderr, "dietcode bench: no CUDA GPU: {}\n", why);
+    return 2;
+  }
+  try {
+    query_device(opt.device);
+  } catch (const EnvironmentError& e) {
+    fmt::print(stderr, "dietcode bench: no CUDA GPU: {}\n", e.what());
+    return 2;
+  }
+
+  // With a report going to stdout ("-"), the table and progress go to stderr.
+  const bool stdout_taken = opt.csv == "-" || opt.json == "-" || opt.plot == "-";
+  std::FILE* text_out = stdout_taken ? stderr : stdout;
+  if (!global.quiet)
+    options.progress = [](const std::string& line) { fmt::print(stderr, "bench: {}\n", line); };
+
+  const BenchReport report = run_bench(library, pack, options);
+  if (!global.quiet || failed_rows(report.rows)) fmt::print(text_out, "{}", format_report(report));
+  if (!opt.csv.empty()) write_output(opt.csv, format_csv(report));
+  if (!opt.json.empty()) write_output(opt.json, report_json(report).dump(2) + "\n");
+  if (!opt.plot.empty()) write_output(opt.plot, render_svg(report));
+  return failed_rows(report.rows) ? 1 : 0;
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
+  auto opt = std::make_shared<BenchCommandOptions>();
+  auto* cmd = app.add_subcommand(
+      "bench", "Time a kernel pack against cuBLAS/cuBLASLt at every shape on the local GPU");
+  cmd->add_option("PACK", opt->pack, "The kernel pack (libNAME.so)")->required();
+  cmd->add_option("--workload", opt->workload,
+                  "The workload the pack was built from; needed when its manifest has no dims");
+  cmd->add_option("--baseline", opt->baseline,
+                  "cublas (default), cublaslt (fused epilogues) or none")
+      ->check(CLI::IsMember({"cublas", "cublaslt", "none"}));
+  cmd->add_option("--ops", opt->ops, "Only these ops (comma-separated)")->delimiter(',');
+  cmd->add_option("--shapes", opt->shapes,
+                  "Shape values instead of the tuned range: T=1:128, T=1:128:8 or T=1,2,4 "
+                  "(repeat for several variables; values of one variable add up)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--l2", opt->l2,
+                  "flush (default): L2 flushed before every timed launch; warm: not flushed")
+      ->check(CLI::IsMember({"flush", "warm"}));
+  cmd->add_option("--repeats", opt->repeats, "Timed runs of each per shape (median reported)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", opt->warmup, "Untimed runs of each per shape first")
+      ->check(CLI::Range(0, 100000));
+  cmd->add_flag("--tf32", opt->tf32, "Let the baseline run fp32 GEMMs on TF32 tensor cores");
+  cmd->add_option("--csv", opt->csv, "Write the rows as CSV to this file (- for stdout)");
+  cmd->add_option("--json", opt->json, "Write the report as JSON to this file (- for stdout)");
+  cmd->add_option("--plot", opt->plot, "Write an SVG plot to this file (- for stdout)");
+  cmd->add_option("--device", opt->device, "GPU ordinal")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", opt->seed, "Seed of the random inputs");
+  add_global_flags(*cmd, global);
+  cmd->footer(
+      "Examples:\n"
+      "  dietcode bench libbert_dense.so --baseline cublaslt --plot bert.svg\n"
+      "  dietcode bench libbert_dense.so --shapes T=1,16,37,128 --l2 warm --json -\n"
+      "Exit 0 when every instance agrees with the baseline, 1 when one does not (or on bad\n"
+      "input), 2 without a GPU or cuBLAS.");
+  cmd->callback([opt, &global, &action] {
+    action = [opt, &global] { return run_bench_command(*opt, global); };
+  });
+}
+
+}  // namespace dietcode::cli

@@ -1,0 +1,16 @@
+// `dietcode inspect LOG.jsonl`: what a tuning log holds — per op, the best micro-kernel of
+// every shape instance measured, with its latency and how many records stand behind it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dietcode::cli {
+
+// Prints the view (json: one object per op with its instances). shapes ("T=37") narrow it to
+// instances with those values. Damaged lines are reported on stderr and skipped. Returns the
+// exit code; throws UserError for a missing file or a bad --shape.
+int inspect_log(const std::string& path, bool json, const std::vector<std::string>& shapes,
+                bool quiet);
+
+}  // namespace dietcode::cli

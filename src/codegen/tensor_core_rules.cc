@@ -1,0 +1,52 @@
+#include "codegen/tensor_core_rules.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+
+namespace dietcode {
+
+namespace {
+
+// The value of a constant dimension, 0 when it depends on shape variables.
+int64_t constant_value(const OpSpec& op, const char* name) {
+  auto it = op.dims.find(name);
+  if (it == op.dims.end())
+    throw UserError(fmt::format("op \"{}\": no dimension {}", op.name, name));
+  if (it->second.terms().empty()) return 0;
+  int64_t value = 0;
+  for (const auto& term : it->second.terms()) {
+    if (!term.vars.empty()) return 0;
+    value += term.coeff;
+  }
+  return value;
+}
+
+}  // namespace
+
+bool is_tensor_core_template(const std::string& tmpl) {
+  return tmpl == "dense_tc" || tmpl == "dense_wgmma";
+}
+
+int tensor_core_dtype_code(const OpSpec& op) {
+  if (op.dtype == DType::kFloat16) return 1;
+  if (op.dtype == DType::kBFloat16) return 2;
+  throw UserError(fmt::format("op \"{}\": tensor-core kernels take float16 or bfloat16, not {}",
+                              op.name, to_string(op.dtype)));
+}
+
+void apply_tensor_core_rules(const OpSpec& op, const std::map<std::string, int>& params,
+                             std::vector<std::string>& options, GeneratedKernel& kernel) {
+  (void)params;
+  options.push_back(fmt::format("-DDTYPE={}", tensor_core_dtype_code(op)));
+  const int64_t n = constant_value(op, "N"), k = constant_value(op, "K");
+  if (n > 0) options.push_back(fmt::format("-DSTATIC_N={}", n));
+  if (k > 0) options.push_back(fmt::format("-DSTATIC_K={}", k));
+  // 16-byte cp.async reads X and W rows, which start on 16-byte boundaries only when the
+  // operands do. A static K that is not a multiple of 8 compiles only the 2-byte load path;
+  // the packed 32-bit output stores still want 4-byte alignment.
+  kernel.plan.min_alignment_bytes = (k > 0 && k % 8 != 0) ? 4 : 16;
+  if (kernel.name == "dense_wgmma") kernel.arch_suffix = "a";
+}
+
+}  // namespace dietcode

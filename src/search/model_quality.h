@@ -1,0 +1,46 @@
+// How well the cost model predicted, checked at the end of an op's search on micro-kernels it
+// never saw (METHOD.md §3): ~20% of the measured kernels are held out (all measurements of a
+// kernel together, since the search predicts new kernels, not new shapes of old ones), a fresh
+// model learns from the rest, and on every instance its ranking of the held-out kernels is
+// compared with their measured ranking:
+//   spearman         mean over instances of the rank correlation, predicted vs measured;
+//   within tolerance the share of instances whose predicted-best held-out kernel is within 5%
+//                    of the measured best among them (the top-1 regret criterion).
+// The result is printed and appended to the log as a line of kind "cost_model_quality".
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cost/cost_model.h"
+#include "cost/quality.h"
+#include "measure/measurer.h"
+#include "search/instance_table.h"
+#include "search/kernel_book.h"
+
+namespace dietcode {
+
+struct CostModelQuality {
+  bool evaluated = false;  // false: too few measured kernels to hold any out
+  size_t train_kernels = 0;
+  size_t held_out_kernels = 0;
+  QualitySummary summary;
+};
+
+// Needs at least kMinKernelsForQuality usable kernels; seed picks the held-out ones.
+inline constexpr size_t kMinKernelsForQuality = 5;
+CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& table,
+                                   const GpuSpec& gpu, const CostModelParams& params,
+                                   double holdout_fraction, uint64_t seed, double regret_tolerance);
+
+// The log line: {"kind": "cost_model_quality", "workload", "op", "device", "arch",
+// "simulated", "train_kernels", "held_out_kernels", "instances", "mean_spearman",
+// "top1_within_tolerance", "regret_tolerance", "weighted_mean_regret", "max_regret",
+// "tool_version", "timestamp"}. NaN figures are written as null.
+nlohmann::json quality_record(const std::string& workload, const std::string& op,
+                              const DeviceIdentity& device, const CostModelQuality& quality,
+                              double regret_tolerance);
+
+}  // namespace dietcode

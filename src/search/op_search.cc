@@ -1,0 +1,288 @@
+#include "search/op_search.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+#include "codegen/generated_kernel.h"
+#include "common/error.h"
+#include "nvrtc/stable_hash.h"
+#include "search/candidate_selection.h"
+
+namespace dietcode {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+GemmShape largest_shape(const InstanceTable& table) {
+  GemmShape g{0, 0, 0, 0};
+  for (const GemmShape& s : table.shapes()) {
+    g.batch = std::max(g.batch, s.batch);
+    g.M = std::max(g.M, s.M);
+    g.N = std::max(g.N, s.N);
+    g.K = std::max(g.K, s.K);
+  }
+  return g;
+}
+
+// Every op gets its own random stream, so adding or removing an op (--ops) leaves the others'
+// searches as they were.
+uint64_t op_seed(uint64_t seed, const std::string& op) {
+  return (seed * 0x9E3779B97F4A7C15ull) ^ stable_hash(op);
+}
+
+}  // namespace
+
+OpSearch::OpSearch(const Workload& workload, const OpSpec& op, const SearchEnvironment& env,
+                   const JointSearchOptions& options, std::vector<const TemplateSpace*> spaces)
+    : op_(&op),
+      env_(env),
+      options_(options),
+      table_(workload, op),
+      templates_(std::move(spaces)),
+      book_(table_),
+      model_(std::make_unique<OpCostModel>(table_, env_.gpu, env_.cost_model)),
+      rng_(op_seed(options.seed, op.name)),
+      tracker_(options.budget.patience_rounds, options.budget.min_improvement) {
+  const SpaceContext context{env_.gpu, *op_, largest_shape(table_)};
+  for (const TemplateSpace* t : templates_) spaces_.emplace_back(*t, context);
+}
+
+OpSearch::~OpSearch() = default;
+
+const LaunchPlan& OpSearch::plan_of(const MicroKernel& mk) {
+  // Code generation reads the template on every call (~0.7 ms); the plan depends on the
+  // micro-kernel alone, and scoring needs it for hundreds of candidates a round.
+  const std::string key = mk.key();
+  auto it = plans_.find(key);
+  if (it == plans_.end()) it = plans_.emplace(key, generate_kernel(*op_, mk).plan).first;
+  return it->second;
+}
+
+std::vector<size_t> OpSearch::instances_for(const KernelEntry* entry, const double* predicted_row,
+                                            const std::vector<double>& incumbent) {
+  std::vector<size_t> open;
+  for (size_t i = 0; i < table_.size(); ++i)
+    if (!entry || !entry->recorded[i]) open.push_back(i);
+  const size_t limit = std::max<size_t>(options_.max_instances_per_kernel, 1);
+  if (open.size() <= limit) return open;
+
+  // Half where the kernel is predicted to gain most (unknown instances first, by weight)...
+  const std::vector<double>& w = table_.weights();
+  std::vector<double> gain(table_.size(), 0.0);
+  if (predicted_row)
+    for (size_t i : open)
+      gain[i] = std::isfinite(incumbent[i]) ? w[i] * (incumbent[i] - predicted_row[i])
+                                            : w[i] * predicted_row[i] * 1e6;
+  std::vector<size_t> by_gain = open;
+  std::stable_sort(by_gain.begin(), by_gain.end(),
+                   [&](size_t a, size_t b) { return gain[a] > gain[b]; });
+  std::vector<size_t> chosen(by_gain.begin(), by_gain.begin() + std::ptrdiff_t(limit / 2));
+  std::vector<size_t> rest(by_gain.begin() + std::ptrdiff_t(limit / 2), by_gain.end());
+  std::sort(rest.begin(), rest.end());
+  // ... and half drawn by priority, without replacement.
+  const std::vector<double>& priority = table_.priorities();
+  while (chosen.size() < limit && !rest.empty()) {
+    double total = 0;
+    for (size_t i : rest) total += priority[i];
+    double draw = double(rng_() >> 11) * 0x1.0p-53 * total;
+    size_t j = 0;
+    while (j + 1 < rest.size() && draw >= priority[rest[j]]) draw -= priority[rest[j++]];
+    chosen.push_back(rest[j]);
+    rest.erase(rest.begin() + std::ptrdiff_t(j));
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indices,
+                      const MeasureResult& result) {
+  // The log first: what is on disk is the state a resumed run starts from.
+  const std::vector<TuningRecord> records =
+      records_from_result(env_.workload, input, result, env_.device);
+  if (env_.log)
+    for (const TuningRecord& r : records) env_.log->append(r);
+
+  KernelEntry& e = book_.add(input.mk, input.kernel.plan);
+  if (const KernelResources* r =
+          main_entry_resources(input.compiled, input.kernel.plan, env_.device.arch))
+    e.resources = *r;
+  if (result.status != MeasureStatus::kOk) {
+    for (size_t i : indices) book_.add_failure(e, i, result.status, result.error);
+    return;
+  }
+  std::vector<size_t> measured;
+  for (size_t j = 0; j < indices.size() && j < result.latency_us.size(); ++j) {
+    const double latency = result.latency_us[j];
+    if (!(latency > 0) || !std::isfinite(latency)) continue;  // not measured: no record either
+    book_.add_latency(e, indices[j], latency);
+    measured.push_back(indices[j]);
+  }
+  stats_.measurements += measured.size();
+  if (!e.failed && !measured.empty()) model_->learn(e, measured);
+}
+
+void OpSearch::measure_ready(std::vector<MeasureInput>& inputs,
+                             const std::vector<std::vector<size_t>>& indices, RoundReport& report,
+                             const std::function<void()>& on_batch) {
+  // Kernels compiled in this round are measured even past the deadline: measuring is the
+  // cheap part, and without it the compiling was for nothing.
+  const size_t batch = size_t(std::max(options_.measure_batch, 1));
+  for (size_t begin = 0; begin < inputs.size(); begin += batch) {
+    const size_t end = std::min(inputs.size(), begin + batch);
+    std::vector<MeasureInput> chunk(inputs.begin() + std::ptrdiff_t(begin),
+                                    inputs.begin() + std::ptrdiff_t(end));
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<MeasureResult> results = env_.measurer->measure(chunk);
+    stats_.measure_seconds += seconds_since(start);
+    if (results.size() != chunk.size())
+      throw std::logic_error(
+          fmt::format("measurer returned {} results for {} inputs", results.size(), chunk.size()));
+    for (size_t j = 0; j < chunk.size(); ++j) {
+      record(chunk[j], indices[begin + j], results[j]);
+      if (results[j].status == MeasureStatus::kOk) {
+        ++report.measured;
+        ++stats_.measured_kernels;
+      } else {
+        ++report.failed;
+        ++stats_.failed_kernels;
+      }
+    }
+    if (on_batch) on_batch();
+  }
+}
+
+RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
+                                const std::function<void()>& on_batch) {
+  RoundReport report;
+  report.round = ++stats_.rounds;
+  auto start = std::chrono::steady_clock::now();
+  const Incumbent inc = incumbent();
+
+  // What this round compiles: kernels a killed run left half-measured, then new candidates.
+  std::vector<MicroKernel> chosen = std::move(pending_);
+  pending_.clear();
+  report.completed = int(chosen.size());
+  std::vector<std::vector<double>> chosen_predicted(chosen.size());
+
+  const int slots = std::max(
+      0, std::min({options_.kernels_per_round, trial_budget() - trials(), max_new_kernels}));
+  if (slots > 0) {
+    std::vector<const SearchSpace*> spaces;
+    for (const SearchSpace& s : spaces_) spaces.push_back(&s);
+    const ProposalContext ctx{spaces,      &table_,      &book_, &inc.latency,
+                              &inc.kernel, &population_, &tried_};
+    const std::vector<MicroKernel> proposals = propose_candidates(ctx, options_, rng_);
+    std::vector<KernelCandidate> candidates;
+    for (const MicroKernel& mk : proposals)
+      candidates.push_back(model_->candidate(mk, plan_of(mk), std::nullopt));
+    const std::vector<double> predicted = model_->predict(candidates);
+    const size_t n = table_.size();
+    const SelectionInput in{&predicted, candidates.size(), &table_.weights(), &inc.latency};
+    const double epsilon =
+        book_.usable().empty() ? options_.first_round_exploration : options_.exploration;
+    const std::vector<size_t> picks = select_round(in, size_t(slots), epsilon, rng_);
+
+    // The runners-up are next round's population (and parents).
+    std::vector<char> picked(candidates.size(), 0);
+    for (size_t p : picks) picked[p] = 1;
+    std::vector<std::pair<double, size_t>> ranked;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const double cost = picked[c] ? INFINITY : assignment_cost_with(in, c);
+      if (std::isfinite(cost)) ranked.push_back({cost, c});
+    }
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    population_.clear();
+    for (size_t r = 0; r < ranked.size() && r < size_t(options_.population); ++r) {
+      const size_t c = ranked[r].second;
+      population_.push_back({proposals[c], std::vector<double>(predicted.begin() + c * n,
+                                                               predicted.begin() + (c + 1) * n)});
+    }
+    for (size_t p : picks) {
+      chosen.push_back(proposals[p]);
+      chosen_predicted.emplace_back(predicted.begin() + p * n, predicted.begin() + (p + 1) * n);
+    }
+    report.selected = int(picks.size());
+    if (picks.empty()) stop(StopReason::kExhausted);
+  }
+  stats_.model_seconds += seconds_since(start);
+
+  if (!chosen.empty()) {
+    CompileStats cs;
+    std::vector<CompiledCandidate> compiled = compile_candidates(
+        *env_.compiler, *op_, chosen, env_.gpu, {env_.device.arch, options_.jobs}, binaries_, &cs);
+    stats_.compile_seconds += cs.wall_seconds;
+    stats_.nvrtc_seconds += cs.nvrtc_seconds;
+    stats_.cache_hits += cs.cache_hits;
+    stats_.compiled += int(compiled.size());
+
+    std::vector<MeasureInput> inputs;
+    std::vector<std::vector<size_t>> indices;
+    for (size_t c = 0; c < compiled.size(); ++c) {
+      CompiledCandidate& cc = compiled[c];
+      tried_.insert(cc.mk.key());
+      const KernelEntry* existing = book_.find(cc.mk.key());
+      const double* row = chosen_predicted[c].empty() ? nullptr : chosen_predicted[c].data();
+      std::vector<size_t> which = instances_for(existing, row, inc.latency);
+      if (which.empty()) continue;
+      if (!cc.duplicate_of.empty()) {
+        ++stats_.duplicates;
+        ++report.duplicates;
+        continue;
+      }
+      MeasureInput input;
+      input.op = op_;
+      input.mk = cc.mk;
+      input.kernel = std::move(cc.kernel);
+      input.compiled = std::move(cc.compiled);
+      for (size_t i : which) input.instances.push_back(table_[i]);
+      if (cc.status != MeasureStatus::kOk) {
+        // Rejected before measuring: recorded on the instances it would have been timed on, so
+        // a resumed run does not compile it again.
+        MeasureResult failed;
+        failed.status = cc.status;
+        failed.error = cc.error;
+        record(input, which, failed);
+        ++report.rejected;
+        ++(cc.status == MeasureStatus::kCompileError ? stats_.compile_errors : stats_.over_limits);
+        continue;
+      }
+      inputs.push_back(std::move(input));
+      indices.push_back(std::move(which));
+    }
+    measure_ready(inputs, indices, report, on_batch);
+  }
+
+  start = std::chrono::steady_clock::now();
+  if (report.measured > 0) model_->retrain();
+  stats_.model_seconds += seconds_since(start);
+
+  report.weighted_mean_us = weighted_mean_us();
+  if (tracker_.stalled_after(report.weighted_mean_us)) stop(StopReason::kNoImprovement);
+  if (trials() >= trial_budget() && pending_.empty()) stop(StopReason::kTrials);
+  if (deadline.expired()) stop(StopReason::kTime);
+  return report;
+}
+
+const CostModelQuality& OpSearch::evaluate_quality() {
+  const auto start = std::chrono::steady_clock::now();
+  quality_ = evaluate_held_out(book_, table_, env_.gpu, env_.cost_model, options_.holdout_fraction,
+                               op_seed(options_.seed, op_->name), options_.regret_tolerance);
+  stats_.model_seconds += seconds_since(start);
+  // A run that measured nothing new has nothing new to say about the model.
+  if (quality_.evaluated && env_.log && stats_.measurements > 0)
+    env_.log->append_json(
+        quality_record(env_.workload, op_->name, env_.device, quality_, options_.regret_tolerance));
+  return quality_;
+}
+
+}  // namespace dietcode

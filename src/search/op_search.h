@@ -1,0 +1,170 @@
+// The search of one op over all its shape instances (METHOD.md §4), one round at a time:
+//
+//   propose   population + mutants retargeted at costly instances + fresh samples (evolution.h)
+//   score     the cost model predicts every candidate on every instance; the round takes the
+//             candidates that would lower the op's weighted latency most, plus a few random
+//             ones (candidate_selection.h); a kernel tried before (in this run or in the log)
+//             is never proposed again
+//   compile   in parallel through the kernel cache; failures and spills are recorded
+//             (compile_step.h); a binary seen before is skipped
+//   measure   each compiled kernel on many instances at once (all of them for up to
+//             max_instances_per_kernel); every result goes to the log as it arrives
+//   learn     the measurements feed the cost model, which is retrained for the next round.
+//
+// The log is the state: resume_from() rebuilds the book and warm-starts the model from earlier
+// records, kernels a killed run measured on only some instances are completed first, and
+// pairs already in the log are never measured again.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "measure/measurer.h"
+#include "nvrtc/compiler.h"
+#include "search/budget.h"
+#include "search/compile_step.h"
+#include "search/evolution.h"
+#include "search/instance_table.h"
+#include "search/kernel_book.h"
+#include "search/model_quality.h"
+#include "search/op_cost_model.h"
+#include "search/search_options.h"
+#include "search/tuning_log.h"
+#include "space/space.h"
+
+namespace dietcode {
+
+// What the search compiles with, measures on and writes to; nothing here is owned.
+struct SearchEnvironment {
+  Compiler* compiler = nullptr;
+  Measurer* measurer = nullptr;
+  TuningLogWriter* log = nullptr;  // null: results are kept in memory only
+  GpuSpec gpu;                     // the limits of the device measured on
+  DeviceIdentity device;
+  std::string workload;  // the workload's name, for records
+  CostModelParams cost_model;
+};
+
+struct OpSearchStats {
+  int rounds = 0;
+  int resumed_kernels = 0;     // kernels the log already had
+  size_t resumed_records = 0;  // their records
+  int compiled = 0;            // kernels through the compiler in this run
+  int compile_errors = 0;
+  int over_limits = 0;         // spills or registers / shared memory beyond the GPU's
+  int duplicates = 0;          // same binary as another kernel
+  int measured_kernels = 0;    // kernels timed in this run
+  int failed_kernels = 0;      // launch errors, timeouts, wrong results
+  size_t measurements = 0;     // (kernel, instance) latencies from this run
+  double compile_seconds = 0;  // wall time of the parallel compiles
+  double nvrtc_seconds = 0;    // summed over compiles (cache hits cost none)
+  int cache_hits = 0;
+  double measure_seconds = 0;  // wall time inside the measurer
+  double model_seconds = 0;    // retraining and scoring
+};
+
+struct RoundReport {
+  int round = 0;
+  int selected = 0;   // new candidates sent to the compiler
+  int completed = 0;  // kernels from the log completed on missing instances
+  int rejected = 0;   // compile errors and kernels over the limits
+  int duplicates = 0;
+  int measured = 0;             // kernels timed
+  int failed = 0;               // kernels whose measurement failed
+  double weighted_mean_us = 0;  // of the op's assignment after the round
+};
+
+// The kernel an instance gets, and how its latency is known.
+struct InstanceChoice {
+  int kernel = -1;  // index into the book; -1 when no kernel ever ran
+  double latency_us = 0;
+  bool measured = false;  // false: predicted (the instance was not measured with any kernel)
+};
+
+class OpSearch {
+ public:
+  // spaces: the templates that compute the op (template_spaces_for, or a test's own).
+  OpSearch(const Workload& workload, const OpSpec& op, const SearchEnvironment& env,
+           const JointSearchOptions& options, std::vector<const TemplateSpace*> spaces);
+  ~OpSearch();
+  OpSearch(const OpSearch&) = delete;  // spaces_ refer to env_.gpu and *op_
+  OpSearch& operator=(const OpSearch&) = delete;
+
+  // Warm start from earlier records of this op on this device. Records whose instance or GEMM
+  // no longer matches the workload, or whose micro-kernel no template can generate, are not
+  // used; `notes` says how many and why.
+  void resume_from(const std::vector<const TuningRecord*>& records,
+                   std::vector<std::string>& notes);
+
+  // One round of at most max_new_kernels new candidates (the caller's share of the time left);
+  // every kernel the round compiles is measured. on_batch is called after every measured batch
+  // (for progress displays).
+  RoundReport run_round(const Deadline& deadline, int max_new_kernels = INT_MAX,
+                        const std::function<void()>& on_batch = {});
+
+  bool finished() const { return stop_ != StopReason::kNone; }
+  StopReason stop_reason() const { return stop_; }
+  void stop(StopReason reason) {
+    if (stop_ == StopReason::kNone) stop_ = reason;
+  }
+
+  // Cost-model quality on held-out kernels, written to the log when there is one.
+  const CostModelQuality& evaluate_quality();
+
+  const OpSpec& op() const { return *op_; }
+  const InstanceTable& table() const { return table_; }
+  const KernelBook& book() const { return book_; }
+  const OpSearchStats& stats() const { return stats_; }
+  const CostModelQuality& quality() const { return quality_; }
+  int trials() const { return int(tried_.size()); }
+  int trial_budget() const { return options_.budget.trials_per_op; }
+
+  // Every instance's kernel: its best measured one, else the measured kernel predicted best.
+  std::vector<InstanceChoice> assignment() const;
+  double weighted_mean_us() const;
+
+ private:
+  struct Incumbent {
+    std::vector<double> latency;
+    std::vector<int> kernel;
+  };
+  Incumbent incumbent() const;
+  const LaunchPlan& plan_of(const MicroKernel& mk);
+  std::vector<size_t> instances_for(const KernelEntry* entry, const double* predicted_row,
+                                    const std::vector<double>& incumbent);
+  // Appends the result's records to the log and learns from them; indices are the table
+  // indices of input.instances.
+  void record(const MeasureInput& input, const std::vector<size_t>& indices,
+              const MeasureResult& result);
+  void measure_ready(std::vector<MeasureInput>& inputs,
+                     const std::vector<std::vector<size_t>>& indices, RoundReport& report,
+                     const std::function<void()>& on_batch);
+
+  const OpSpec* op_;
+  SearchEnvironment env_;
+  JointSearchOptions options_;
+  InstanceTable table_;
+  std::vector<const TemplateSpace*> templates_;  // spaces_ refer to these
+  std::vector<SearchSpace> spaces_;
+  KernelBook book_;
+  std::unique_ptr<OpCostModel> model_;
+  std::mt19937_64 rng_;
+  std::map<std::string, LaunchPlan> plans_;
+  std::set<std::string> tried_;       // keys compiled here or recorded in the log
+  std::vector<MicroKernel> pending_;  // logged kernels missing some instances
+  std::vector<PopulationMember> population_;
+  BinarySet binaries_;
+  ImprovementTracker tracker_;
+  StopReason stop_ = StopReason::kNone;
+  OpSearchStats stats_;
+  CostModelQuality quality_;
+};
+
+}  // namespace dietcode

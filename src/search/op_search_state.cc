@@ -1,0 +1,116 @@
+// OpSearch's state between rounds: rebuilding it from the log (resume_from), and reading the
+// op's current assignment out of it (incumbent, assignment, weighted_mean_us). The rounds
+// themselves are in op_search.cc.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "common/error.h"
+#include "search/op_search.h"
+
+namespace dietcode {
+
+namespace {
+
+bool same_gemm(const GemmShape& a, const GemmShape& b) {
+  return a.batch == b.batch && a.M == b.M && a.N == b.N && a.K == b.K;
+}
+
+}  // namespace
+
+void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
+                           std::vector<std::string>& notes) {
+  size_t stale = 0, ungenerable = 0;
+  for (const TuningRecord* r : records) {
+    const std::optional<size_t> i = table_.find(r->shape);
+    if (!i || !same_gemm(r->gemm, table_[*i].gemm)) {
+      ++stale;
+      continue;
+    }
+    const LaunchPlan* plan = nullptr;
+    try {
+      plan = &plan_of(r->mk);
+    } catch (const UserError&) {  // a template or tunable this build does not know
+      ++ungenerable;
+      continue;
+    }
+    KernelEntry& e = book_.add(r->mk, *plan);
+    if (r->registers && !e.resources) {
+      KernelResources res;
+      res.entry = plan->entry;
+      res.registers = *r->registers;
+      e.resources = res;
+    }
+    if (r->status == MeasureStatus::kOk && r->latency_us) {
+      book_.add_latency(e, *i, *r->latency_us);
+    } else {
+      book_.add_failure(e, *i, r->status, r->error);
+    }
+    tried_.insert(e.key);
+    ++stats_.resumed_records;
+  }
+  stats_.resumed_kernels = int(book_.size());
+  if (stale)
+    notes.push_back(
+        fmt::format("{}: {} earlier record{} no longer match the workload (shape or "
+                    "GEMM changed): not used",
+                    op_->name, stale, stale == 1 ? "" : "s"));
+  if (ungenerable)
+    notes.push_back(
+        fmt::format("{}: {} earlier record{} name micro-kernels this build cannot "
+                    "generate: not used",
+                    op_->name, ungenerable, ungenerable == 1 ? "" : "s"));
+
+  // Kernels a killed run left half-measured are finished first, before new candidates.
+  for (size_t k = 0; k < book_.size(); ++k) {
+    const KernelEntry& e = book_[k];
+    if (e.failed || table_.size() > options_.max_instances_per_kernel) continue;
+    if (std::count(e.recorded.begin(), e.recorded.end(), 0) > 0) pending_.push_back(e.mk);
+  }
+  for (size_t k : book_.usable()) model_->learn(book_[k]);
+  if (model_->model().measurements() > 0) model_->retrain();
+  // A log that already holds the whole budget leaves nothing to do but report.
+  if (trials() >= trial_budget() && pending_.empty()) stop(StopReason::kTrials);
+}
+
+OpSearch::Incumbent OpSearch::incumbent() const {
+  Incumbent inc{book_.best_latency(), book_.best_kernel()};
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < table_.size(); ++i)
+    if (inc.kernel[i] < 0) missing.push_back(i);
+  const std::vector<size_t> usable = book_.usable();
+  if (missing.empty() || usable.empty()) return inc;
+  // Instances no kernel was measured on (a sampled cross product) get the prediction of the
+  // measured kernels: what they would run if tuning stopped now.
+  std::vector<KernelCandidate> candidates;
+  for (size_t k : usable) candidates.push_back(model_->candidate(book_[k]));
+  const std::vector<double> predicted = model_->predict(candidates, missing);
+  for (size_t c = 0; c < usable.size(); ++c)
+    for (size_t j = 0; j < missing.size(); ++j) {
+      const double p = predicted[c * missing.size() + j];
+      if (p < inc.latency[missing[j]]) {
+        inc.latency[missing[j]] = p;
+        inc.kernel[missing[j]] = int(usable[c]);
+      }
+    }
+  return inc;
+}
+
+std::vector<InstanceChoice> OpSearch::assignment() const {
+  const Incumbent inc = incumbent();
+  const std::vector<int> measured = book_.best_kernel();
+  std::vector<InstanceChoice> out(table_.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = {inc.kernel[i], inc.latency[i], measured[i] >= 0};
+  return out;
+}
+
+double OpSearch::weighted_mean_us() const {
+  const Incumbent inc = incumbent();
+  for (int k : inc.kernel)
+    if (k < 0) return std::numeric_limits<double>::infinity();
+  return table_.weighted_mean(inc.latency);
+}
+
+}  // namespace dietcode

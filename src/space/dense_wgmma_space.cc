@@ -1,0 +1,102 @@
+// The dense_wgmma template's search space: warp-specialized wgmma micro-kernels for float16 and
+// bfloat16 dense layers on compute capability 9.0 (sm_90a), for the compute-bound end of the
+// range. A block is a producer warpgroup plus WG_M consumer warpgroups of 64 rows each
+// (BM = WG_M * WGM), BN is wgmma's n; BK is fixed at 64 (one 128-byte swizzled row) and WGM at
+// 64 (wgmma's m), listed as one-value tunables so the factor chains and the cost model's
+// features see them. Constraints mirror the #error lines of templates/dense_wgmma.cu.
+#include <algorithm>
+#include <cstdint>
+
+#include "space/dense_tc_space.h"
+#include "space/tile_bounds.h"
+
+namespace dietcode {
+
+DenseWgmmaGeometry DenseWgmmaGeometry::of(const MicroKernel& mk) {
+  DenseWgmmaGeometry g;
+  const int consumers = mk.get("WG_M");
+  g.threads = 128 * (1 + consumers);
+  g.bm = consumers * mk.get("WGM");
+  g.bn = mk.get("BN");
+  g.smem_bytes = mk.get("STAGES") * (g.bm + g.bn) * mk.get("BK") * 2 + 1024 + 1024;
+  g.register_estimate = g.bn / 2 + 40;
+  return g;
+}
+
+namespace {
+
+TemplateSpace make_space() {
+  TemplateSpace s;
+  s.tmpl = "dense_wgmma";
+  s.tunables = {
+      {"WG_M", {1, 2}, 2, "consumer warpgroups along M (64 rows each)"},
+      {"WGM", {64}, 64, "rows per consumer warpgroup (wgmma's m; fixed)"},
+      {"BN", {64, 128, 256}, 128, "columns of the block tile (wgmma's n)"},
+      {"BK", {64}, 64, "depth of a K tile: one 128-byte swizzled row (fixed)"},
+      {"STAGES", {2, 3, 4, 5, 6}, 4, "shared-memory stages in the producer/consumer ring"},
+      {"SPLITK", {1, 2, 3, 4, 6, 8, 12, 16}, 1, "K slices summed by a deterministic reduction"},
+  };
+  s.chains = {{"BM", {"WG_M", "WGM"}}, {"BN", {"BN"}}};
+
+  using G = DenseWgmmaGeometry;
+  s.constraints = {
+      {"the GPU is compute capability 9.0 with tensor cores for the element type (wgmma needs "
+       "sm_90a)",
+       [](const MicroKernel&, const SpaceContext& c) {
+         return c.gpu.cc_major == 9 && c.gpu.cc_minor == 0 &&
+                gpu_has_tensor_cores_for(c.gpu, c.op.dtype);
+       },
+       {"WG_M"}},
+      {"threads per block (128 * (1 + WG_M)) <= max threads per block",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         return G::of(mk).threads <= c.gpu.max_threads_per_block;
+       },
+       {"WG_M", "WGM", "BN"}},
+      {"register estimate fits the share of a block's registers each thread gets",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         const G g = G::of(mk);
+         const int64_t share = c.gpu.regs_per_block / g.threads / 8 * 8;
+         return g.register_estimate <= std::min<int64_t>(share, c.gpu.max_regs_per_thread);
+       },
+       {"WG_M", "WGM", "BN"}},
+      {"shared memory per block <= opt-in shared memory per block",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         return G::of(mk).smem_bytes <= c.gpu.smem_per_block_optin;
+       },
+       {"WG_M", "WGM", "BN", "BK", "STAGES"}},
+      {"BM <= 1.1 x largest M, rounded up to a power of two (at least 64)",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         return G::of(mk).bm <= tile_upper_bound(c.largest.M, 64);
+       },
+       {"WG_M", "WGM"}},
+      {"BN <= 1.1 x largest N, rounded up to a power of two (at least 64)",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         return mk.get("BN") <= tile_upper_bound(c.largest.N, 64);
+       },
+       {"BN"}},
+      {"SPLITK == 1 or largest K / SPLITK >= BK (every slice holds a full K tile)",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         const int split = mk.get("SPLITK");
+         return split == 1 || c.largest.K / split >= mk.get("BK");
+       },
+       {"BK", "SPLITK"}},
+  };
+  s.resources = [](const MicroKernel& mk) {
+    const G g = G::of(mk);
+    return LaunchResources{g.threads, g.smem_bytes};
+  };
+  s.supports = [](const OpSpec& op) {
+    return op.kind == OpKind::kDense &&
+           (op.dtype == DType::kFloat16 || op.dtype == DType::kBFloat16);
+  };
+  return s;
+}
+
+}  // namespace
+
+const TemplateSpace& dense_wgmma_space() {
+  static const TemplateSpace space = make_space();
+  return space;
+}
+
+}  // namespace dietcode

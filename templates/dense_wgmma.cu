@@ -1,0 +1,307 @@
+// dense_wgmma: Y[M,N] = epilogue(X[M,K] . W[N,K]^T (+ bias[N])) with Hopper's warpgroup MMA,
+// for f16 and bf16 (DTYPE 1, 2), fp32 accumulation, output in the input type. sm_90a only.
+// Compiled by NVRTC only: no CUDA headers, PTX through inline asm (dietcode_tc.h,
+// dietcode_wgmma.h).
+//
+// Guided tour
+// * Warp specialization: warpgroup 0 (128 threads) is the producer, warpgroups 1..WG_M the
+//   consumers. A block computes a BM x BN tile of Y, BM = 64 * WG_M: consumer c owns rows
+//   64c .. 64c + 63 and computes them with wgmma.mma_async.m64nBNk16, accumulators in registers.
+// * The K loop runs over 64-deep tiles through a ring of STAGES shared-memory stages, each
+//   holding BM rows of X and BN rows of W as 128-byte rows with the 128-byte swizzle, which is
+//   the layout wgmma's shared-memory descriptors read (dietcode_wgmma.h).
+// * Two mbarriers per stage: full[s] completes when the producer's copies into s have landed
+//   (each producer thread arrives once via cp.async.mbarrier.arrive.noinc); empty[s] completes
+//   when every consumer thread has released s (after wgmma.wait_group says the MMAs that read
+//   it are done). Pipeline position it = (stage it % STAGES, parity (it / STAGES) & 1) is
+//   counted the same way on both sides, across the M tiles a block visits.
+// * The producer copies 16-byte chunks with cp.async, zero-filling rows past M (N) and chunks
+//   past the K slice (local padding: the MMAs run unpredicated). When K is not a multiple of 8
+//   it falls back to guarded 2-byte loads and plain shared stores, then a plain arrival.
+//   Consumers fence the generic proxy against the async proxy after acquiring a stage.
+// * One wgmma group stays in flight: consumers commit tile t's four k16 MMAs, wait until at
+//   most one group is pending, then release tile t-1's stage.
+// * SPLITK > 1: slice s writes raw fp32 sums to workspace[batch][SPLITK][M][N];
+//   dietcode_dense_wgmma_reduce adds them in a fixed order and applies the epilogue.
+// * Launch: grid (ceil(N/BN), min(ceil(M/BM), 65535), batch*SPLITK), 128 * (1 + WG_M)
+//   threads, dynamic shared memory STAGES * (BM + BN) * 128 + 2048 bytes (tiles start at the
+//   next 1024-byte boundary; the barriers follow them). X, W, Y 16-byte aligned.
+
+#include "dietcode_args.h"
+#include "dietcode_tc.h"
+#include "dietcode_wgmma.h"
+
+// ---- Tunables (each has a default so the file compiles on its own) ------------------------
+#ifndef WG_M
+#define WG_M 2  // consumer warpgroups, 64 rows each
+#endif
+#ifndef WGM
+#define WGM 64  // rows per consumer warpgroup: fixed by wgmma's m64
+#endif
+#ifndef BN
+#define BN 128  // wgmma's n: 64, 128 or 256
+#endif
+#ifndef BK
+#define BK 64  // fixed: one 128-byte swizzled row
+#endif
+#ifndef STAGES
+#define STAGES 4
+#endif
+#ifndef SPLITK
+#define SPLITK 1
+#endif
+
+#if WG_M != 1 && WG_M != 2
+#error "WG_M must be 1 or 2"
+#endif
+#if WGM != 64
+#error "WGM must be 64 (wgmma m64)"
+#endif
+#if BN != 64 && BN != 128 && BN != 256
+#error "BN must be 64, 128 or 256"
+#endif
+#if BK != 64
+#error "BK must be 64 (one 128-byte swizzled row)"
+#endif
+#if STAGES < 2 || STAGES > 6
+#error "STAGES must be in 2..6"
+#endif
+#if SPLITK < 1 || SPLITK > 16
+#error "SPLITK must be in 1..16"
+#endif
+
+namespace dc {
+
+constexpr int kThreads = 128 * (1 + WG_M);
+constexpr int kSplitK = SPLITK;
+constexpr int kBM = WGM * WG_M;
+constexpr int kBN = BN;
+constexpr int kRowBytes = BK * 2;  // 128
+constexpr int kStageABytes = kBM * kRowBytes;
+constexpr int kStageBBytes = kBN * kRowBytes;
+constexpr int kStageBytes = kStageABytes + kStageBBytes;
+constexpr int kBarrierBytes = 1024;  // 2 * STAGES mbarriers of 8 bytes, padded
+constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + kBarrierBytes;  // + alignment slack
+constexpr int kAcc = BN / 2;  // fp32 accumulators per consumer thread
+static_assert(kStageABytes % 1024 == 0 && kStageBBytes % 1024 == 0,
+              "every tile must start on a 1024-byte swizzle boundary");
+
+#ifdef DIETCODE_EXPECT_SMEM
+static_assert(kSmemBytes == DIETCODE_EXPECT_SMEM, "launch plan disagrees on shared memory");
+#endif
+#ifdef DIETCODE_EXPECT_THREADS
+static_assert(kThreads == DIETCODE_EXPECT_THREADS, "launch plan disagrees on threads");
+#endif
+
+// Byte offset of (row, 16-byte chunk) in a 128-byte-swizzled tile.
+__device__ __forceinline__ unsigned swizzled(int row, int chunk) {
+  return (unsigned)(row * kRowBytes + ((chunk ^ (row & 7)) << 4));
+}
+
+// The producer's copy of one ROWS x 64 tile (rows of a K-contiguous operand, pitch ld = K,
+// starting at src) into the stage at shared address dst / generic pointer dst_ptr. Thread t of
+// the producer warpgroup copies chunk t % 8 of rows t / 8, t / 8 + 16, ...
+template <int ROWS>
+__device__ __forceinline__ void produce_tile(unsigned dst, unsigned char* dst_ptr,
+                                             const elem_t* __restrict__ src, int rows_left, int ld,
+                                             int k0, int k_end, bool k_aligned, int ptid) {
+  constexpr int kRowStep = 128 / 8;
+  static_assert(ROWS % kRowStep == 0, "tile rows must be a multiple of 16");
+  const int r0 = ptid >> 3, chunk = ptid & 7;
+  const int gk = k0 + chunk * 8;
+  const long long step = (long long)kRowStep * ld;
+  const elem_t* p = src + (long long)r0 * ld + gk;
+  if (k_aligned) {
+    const bool k_ok = gk < k_end;  // K % 8 == 0: a chunk is all in or all out
+#pragma unroll 4
+    for (int r = r0; r < ROWS; r += kRowStep, p += step) {
+      const bool valid = k_ok && r < rows_left;
+      cp_async16(dst + swizzled(r, chunk), valid ? (const void*)p : (const void*)src, valid);
+    }
+  } else {
+#pragma unroll 1
+    for (int r = r0; r < ROWS; r += kRowStep, p += step) {
+      unsigned w[4] = {0u, 0u, 0u, 0u};
+      if (r < rows_left) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          if (gk + e < k_end) w[e / 2] |= (unsigned)p[e] << (16 * (e % 2));
+      }
+      *reinterpret_cast<uint4*>(dst_ptr + swizzled(r, chunk)) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+}
+
+// The four k16 MMAs of one stage for consumer c: A rows 64c .. 64c + 63 of the stage, all BN
+// rows of B, each k16 step 32 bytes further into the 128-byte rows.
+__device__ __forceinline__ void consume_stage(unsigned a_tile, unsigned b_tile,
+                                              float (&acc)[kAcc]) {
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk) {
+    const unsigned long long da = sw128_descriptor(a_tile + kk * 32);
+    const unsigned long long db = sw128_descriptor(b_tile + kk * 32);
+#if defined(DIETCODE_HOST_EMULATION)
+    dc_emu_wgmma(acc, BN, da, db, DTYPE);
+#else
+    Wgmma<BN>::mma(acc, da, db);
+#endif
+  }
+}
+
+// The pipeline position: the ring slot and the parity of its current round.
+struct Ring {
+  int stage = 0;
+  unsigned parity = 0;
+  __device__ __forceinline__ void advance() {
+    if (++stage == STAGES) {
+      stage = 0;
+      parity ^= 1u;
+    }
+  }
+};
+
+}  // namespace dc
+
+extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
+    dietcode_dense_wgmma(DietcodeArgs args) {
+  using namespace dc;
+  extern __shared__ uint4 dc_smem[];
+  unsigned char* smem_raw = reinterpret_cast<unsigned char*>(dc_smem);
+  const unsigned raw = shared_address(smem_raw);
+  const unsigned tiles = (raw + 1023u) & ~1023u;  // the swizzle repeats every 1024 bytes
+  unsigned char* tiles_ptr = smem_raw + (tiles - raw);
+  const unsigned bars = tiles + STAGES * kStageBytes;
+  auto full_bar = [&](int s) { return bars + 8u * s; };
+  auto empty_bar = [&](int s) { return bars + 8u * (STAGES + s); };
+
+  const int m = (int)args.m;
+#ifdef STATIC_N
+  constexpr int n = STATIC_N;
+#else
+  const int n = (int)args.n;
+#endif
+#ifdef STATIC_K
+  constexpr int k = STATIC_K;
+#else
+  const int k = (int)args.k;
+#endif
+  const bool k_aligned = k % 8 == 0;
+
+  const int tid = threadIdx.x;
+  const int wg = tid >> 7;  // 0: producer; 1..WG_M: consumers
+
+  if (tid == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(full_bar(s), 128);          // one arrival per producer thread
+      mbar_init(empty_bar(s), 128 * WG_M);  // one per consumer thread
+    }
+  }
+  __syncthreads();  // barriers initialised before anyone uses them
+
+  const int batch = blockIdx.z / SPLITK;
+  const int split = blockIdx.z % SPLITK;
+  const int n0 = blockIdx.x * kBN;
+  const int k_tiles = (k + BK - 1) / BK;
+  const int tiles_per_split = (k_tiles + SPLITK - 1) / SPLITK;
+  const int k_begin = split * tiles_per_split * BK;
+  const int k_end = min(k, k_begin + tiles_per_split * BK);
+  const int num_tiles = k_begin < k ? (k_end - k_begin + BK - 1) / BK : 0;
+  const int m_tiles = (m + kBM - 1) / kBM;
+  Ring ring;
+
+  if (wg == 0) {
+    // ---- Producer ----
+    const elem_t* a_base = static_cast<const elem_t*>(args.a) + batch * args.stride_a;
+    const elem_t* b_tile =
+        static_cast<const elem_t*>(args.b) + batch * args.stride_b + (long long)n0 * k;
+    for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
+      const int m0 = mt * kBM;
+      const elem_t* a_tile = a_base + (long long)m0 * k;
+#pragma unroll 1
+      for (int t = 0; t < num_tiles; ++t, ring.advance()) {
+        mbar_wait(empty_bar(ring.stage), ring.parity ^ 1u);  // consumers released this slot
+        const unsigned stage = tiles + ring.stage * kStageBytes;
+        unsigned char* stage_ptr = tiles_ptr + ring.stage * kStageBytes;
+        const int k0 = k_begin + t * BK;
+        produce_tile<kBM>(stage, stage_ptr, a_tile, m - m0, k, k0, k_end, k_aligned, tid);
+        produce_tile<kBN>(stage + kStageABytes, stage_ptr + kStageABytes, b_tile, n - n0, k, k0,
+                          k_end, k_aligned, tid);
+        if (k_aligned)
+          mbar_arrive_when_copied(full_bar(ring.stage));
+        else
+          mbar_arrive(full_bar(ring.stage));
+      }
+    }
+    cp_async_wait<0>();
+    return;
+  }
+
+  // ---- Consumers ----
+  const int c = wg - 1;
+  const int ctid = tid - 128 * wg;  // thread in the warpgroup
+  const int warp = ctid >> 5, lane = ctid & 31;
+  const elem_t* bias = static_cast<const elem_t*>(args.bias);
+  float* partial =
+      SPLITK > 1 ? static_cast<float*>(args.workspace) + (long long)(batch * SPLITK + split) * m * n
+                 : nullptr;
+  elem_t* out = static_cast<elem_t*>(args.c) + batch * args.stride_c;
+  const bool packed_ok = n % 2 == 0;
+
+  for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
+    const int m0 = mt * kBM;
+    float acc[kAcc];
+#pragma unroll
+    for (int i = 0; i < kAcc; ++i) acc[i] = 0.0f;
+
+    int previous = -1;  // the stage whose MMAs may still be in flight
+#pragma unroll 1
+    for (int t = 0; t < num_tiles; ++t, ring.advance()) {
+      mbar_wait(full_bar(ring.stage), ring.parity);
+      fence_proxy_async();  // the copies (generic proxy) are visible to wgmma (async proxy)
+      const unsigned stage = tiles + ring.stage * kStageBytes;
+      pin_registers(acc);
+      wgmma_fence();
+      consume_stage(stage + c * (WGM * kRowBytes), stage + kStageABytes, acc);
+      wgmma_commit();
+      wgmma_wait<1>();  // tile t-1's MMAs are done: its stage can be refilled
+      pin_registers(acc);
+      if (previous >= 0) mbar_arrive(empty_bar(previous));
+      previous = ring.stage;
+    }
+    wgmma_wait<0>();
+    pin_registers(acc);
+    if (previous >= 0) {
+      mbar_arrive(empty_bar(previous));
+    }
+
+    // Only the stores are guarded: padding rows and columns are dropped here.
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int row = m0 + c * WGM + warp * 16 + (lane >> 2) + half * 8;
+      if (row >= m) continue;
+      const long long row_offset = (long long)row * n;
+#pragma unroll
+      for (int i = 0; i < BN / 8; ++i) {
+        const int col = n0 + i * 8 + (lane & 3) * 2;
+        const float v0 = acc[4 * i + 2 * half], v1 = acc[4 * i + 2 * half + 1];
+        if (SPLITK > 1) {
+          store_partial_pair(partial, row_offset, col, n, packed_ok, v0, v1);
+        } else if (col < n) {
+          const float b0 = bias_at(bias, col);
+          const float b1 = col + 1 < n ? bias_at(bias, col + 1) : 0.0f;
+          store_pair(out, row_offset, col, n, packed_ok, apply_epilogue(v0, b0),
+                     apply_epilogue(v1, b1));
+        }
+      }
+    }
+  }
+}
+
+// Split-K reduction (launched only when SPLITK > 1): see dc::reduce_partials.
+extern "C" __global__ void __launch_bounds__(256) dietcode_dense_wgmma_reduce(DietcodeArgs args) {
+#ifdef STATIC_N
+  dc::reduce_partials<SPLITK>(args, STATIC_N);
+#else
+  dc::reduce_partials<SPLITK>(args, args.n);
+#endif
+}

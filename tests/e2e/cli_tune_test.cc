@@ -1,0 +1,269 @@
+// `dietcode tune` end to end on the simulated device (a TEST DOUBLE of a GPU; NVRTC compiles
+// for real): a run writes a log and a summary, the same seed gives the same log, --fresh moves
+// the old log aside, a run killed with SIGKILL resumes keeping every completed record byte for
+// byte and measuring no pair twice, bad options exit 1 with their message, and without
+// --simulate on a machine with no GPU it exits 2 saying so.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda/driver.h"
+#include "e2e/cli_util.h"
+
+namespace dietcode {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::CommandOptions;
+using test::CommandResult;
+using ::testing::HasSubstr;
+
+const std::string kWorkload = test::test_data_dir() + "/tune_small.json";
+
+std::string read_file(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec) ? test::read_file(path.string()) : std::string();
+}
+
+// Splits a command line the way the shell would for these simple arguments.
+std::vector<std::string> words(const std::string& args) {
+  std::vector<std::string> out;
+  std::istringstream in(args);
+  std::string word;
+  while (in >> word) out.push_back(word);
+  return out;
+}
+
+class CliTune : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::path(tmp_.path());
+    // Kernels compiled by one test are hits for the next: the tests share one cache.
+    cache_ = fs::temp_directory_path() / ("dietcode_cli_tune_cache_" + std::to_string(getuid()));
+  }
+
+  // Runs `dietcode tune WORKLOAD ARGS` in the test's folder.
+  CommandResult tune(const std::string& args, const fs::path& cache = {}) {
+    CommandOptions options;
+    options.cwd = dir_.string();
+    options.env = {{"DIETCODE_CACHE_DIR", (cache.empty() ? cache_ : cache).string()}};
+    std::vector<std::string> argv = {"tune", kWorkload};
+    for (const std::string& w : words(args)) argv.push_back(w);
+    return test::run_cli(argv, options);
+  }
+
+  // Measurement lines of a log, each without its timestamp.
+  static std::vector<std::string> without_timestamps(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      json j = json::parse(line);
+      j.erase("timestamp");
+      out.push_back(j.dump());
+    }
+    return out;
+  }
+
+  test::TempDir tmp_;
+  fs::path dir_, cache_;
+};
+
+TEST_F(CliTune, BadOptionsExitOneWithTheirMessage) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--trials 0", "dietcode tune: --trials: expected a positive integer, got 0"},
+      {"--trials -3", "dietcode tune: --trials: expected a positive integer, got -3"},
+      {"--time-budget 10x",
+       "dietcode tune: --time-budget: expected a duration such as 90s, 10m or 1h30m, got "
+       "\"10x\""},
+      {"--jobs 0", "dietcode tune: --jobs: expected a positive integer, got 0"},
+      {"--device -1", "dietcode tune: --device: expected a CUDA device ordinal >= 0, got -1"},
+      {"--noise 0.1",
+       "dietcode tune: --noise needs --simulate (it is the simulated device's measurement "
+       "noise)"},
+      {"--simulate h100 --noise -1", "dietcode tune: --noise: expected a number >= 0, got -1"},
+      {"--simulate h100 --ops up,sideways",
+       "dietcode tune: --ops: no op \"sideways\" in workload tune_small (its ops: up, down)"},
+      {"--simulate nosuch",
+       "dietcode tune: --simulate: unknown GPU \"nosuch\": known GPUs are a100, h100, h200, l4, "
+       "rtx4090, t4, or give the path of a GPU config file"},
+  };
+  for (const auto& [args, message] : cases) {
+    CommandResult r = tune(args);
+    EXPECT_EQ(r.exit_code, 1) << args;
+    EXPECT_EQ(r.err, message + "\n") << args;
+    EXPECT_FALSE(fs::exists(dir_ / "tune_small.jsonl")) << args;
+  }
+  CommandOptions here;
+  here.cwd = dir_.string();
+  CommandResult missing =
+      test::run_cli({"tune", (dir_ / "nope.json").string(), "--simulate", "h100"}, here);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.err, HasSubstr("nope.json"));
+}
+
+TEST_F(CliTune, WithoutAGpuOrSimulateExitsTwoSayingSo) {
+  std::string why;
+  if (driver_or_null(&why)) GTEST_SKIP() << "this machine has a CUDA driver";
+  CommandResult r = tune("--trials 4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "dietcode tune: no CUDA GPU: " + why +
+                       " (use --simulate GPU to run against a model of one)\n");
+  EXPECT_EQ(r.out, "");
+  EXPECT_FALSE(fs::exists(dir_ / "tune_small.jsonl"));
+}
+
+TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
+  CommandResult r = tune("--simulate h100 --ops up --trials 8 --seed 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json summary = json::parse(r.out);
+  EXPECT_EQ(summary["workload"], "tune_small");
+  EXPECT_EQ(summary["log"], "tune_small.jsonl");
+  EXPECT_EQ(summary["device"]["name"], "simulated NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(summary["device"]["simulated"], true);
+  ASSERT_EQ(summary["ops"].size(), 1u);
+  const json& op = summary["ops"][0];
+  EXPECT_EQ(op["op"], "up");
+  EXPECT_EQ(op["trials"], 8);
+  EXPECT_EQ(op["stopped"], "trial budget spent");
+  ASSERT_EQ(op["assignment"].size(), 16u);
+  EXPECT_EQ(op["assignment"][0]["shape"], json({{"T", 1}}));
+  EXPECT_GT(op["weighted_mean_latency_us"].get<double>(), 0);
+  EXPECT_GT(op["tflops"].get<double>(), 0);
+  EXPECT_GE(op["kernels_used"].get<int>(), 1);
+  // Progress went to stderr, as plain lines (not a terminal).
+  EXPECT_THAT(r.err, HasSubstr("up: round 1: 8 kernels (8 new)"));
+  EXPECT_THAT(r.err, HasSubstr("SIMULATED"));
+
+  std::istringstream log(read_file(dir_ / "tune_small.jsonl"));
+  std::string line;
+  std::set<std::string> kernels;
+  int measurements = 0, quality = 0;
+  while (std::getline(log, line)) {
+    const json j = json::parse(line);
+    EXPECT_EQ(j["simulated"], true);
+    EXPECT_EQ(j["arch"], "sm_90");
+    if (j["kind"] == "measurement") {
+      ++measurements;
+      kernels.insert(j["mk"].dump());
+    } else {
+      EXPECT_EQ(j["kind"], "cost_model_quality");
+      ++quality;
+    }
+  }
+  EXPECT_EQ(kernels.size(), 8u);
+  EXPECT_EQ(measurements, 8 * 16);
+  EXPECT_EQ(quality, 1);
+
+  // The text summary, from the log alone: nothing left to measure.
+  CommandResult again = tune("--simulate h100 --ops up --trials 8 --seed 1");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_THAT(again.out, HasSubstr("resuming from 128 records of this workload and device"));
+  EXPECT_THAT(again.out, HasSubstr("this run compiled 0 kernels"));
+  EXPECT_THAT(again.out, HasSubstr("SIMULATED: these latencies come from a model"));
+  const std::string unchanged = read_file(dir_ / "tune_small.jsonl");
+  EXPECT_EQ(std::count(unchanged.begin(), unchanged.end(), '\n'), measurements + quality);
+  CommandResult quiet = tune("--simulate h100 --ops up --trials 8 -q");
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.out + quiet.err, "");
+}
+
+TEST_F(CliTune, SameSeedSameLogModuloTimestamps) {
+  // Two rounds, so the retrained model and the evolved population take part.
+  const std::string args = "--simulate h100 --noise 0.05 --ops up --trials 18 --seed 1 -q";
+  ASSERT_EQ(tune(args + " -o a.jsonl").exit_code, 0);
+  ASSERT_EQ(tune(args + " -o b.jsonl").exit_code, 0);
+  const auto a = without_timestamps(read_file(dir_ / "a.jsonl"));
+  EXPECT_EQ(a.size(), 18u * 16 + 1);
+  EXPECT_EQ(a, without_timestamps(read_file(dir_ / "b.jsonl")));
+}
+
+TEST_F(CliTune, FreshMovesTheOldLogAside) {
+  const std::string args = "--simulate h100 --ops up --trials 8 --seed 1";
+  ASSERT_EQ(tune(args + " -q").exit_code, 0);
+  const std::string old = read_file(dir_ / "tune_small.jsonl");
+  CommandResult fresh = tune(args + " --fresh");
+  ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+  std::vector<fs::path> moved;
+  for (const auto& entry : fs::directory_iterator(dir_))
+    if (entry.path().extension() == ".bak") moved.push_back(entry.path());
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(read_file(moved[0]), old);
+  EXPECT_THAT(fresh.err, HasSubstr("tune_small.jsonl: moved the old log aside to " +
+                                   moved[0].filename().string()));
+  EXPECT_THAT(fresh.out, HasSubstr("new records are appended as they arrive"));
+  // Started over: the same seed measured the same kernels again, into the new log.
+  EXPECT_EQ(without_timestamps(read_file(dir_ / "tune_small.jsonl")), without_timestamps(old));
+}
+
+TEST_F(CliTune, KilledRunResumesKeepingEveryCompletedRecordAndMeasuringNoPairTwice) {
+  // A cache of its own, so compiling is slow enough to be caught between two rounds.
+  const fs::path cache = dir_ / "cache";
+  const std::string log = (dir_ / "killed.jsonl").string();
+  const std::vector<std::string> argv = {
+      test::cli_path(), "tune", kWorkload, "--simulate", "h100", "--ops", "down",
+      "--trials",       "18",   "--seed",  "5",          "-q",   "-o",    log};
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("DIETCODE_CACHE_DIR", cache.c_str(), 1);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  std::error_code ec;
+  for (;;) {  // until the first records appear
+    const auto size = fs::file_size(log, ec);
+    if ((!ec && size > 0) || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
+  const std::string before = read_file(log);
+  ASSERT_FALSE(before.empty());
+  const std::string complete = before.substr(0, before.rfind('\n') + 1);
+
+  CommandResult resumed =
+      tune("--simulate h100 --ops down --trials 18 --seed 5 --json -o killed.jsonl", cache);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  const std::string after = read_file(log);
+  EXPECT_EQ(after.substr(0, complete.size()), complete);
+  EXPECT_EQ(json::parse(resumed.out)["ops"][0]["trials"], 18);
+
+  std::map<std::string, std::set<int64_t>> shapes;
+  std::istringstream in(after);
+  std::string line;
+  size_t records = 0;
+  while (std::getline(in, line)) {
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || j["kind"] != "measurement") continue;  // a torn line, a summary
+    ++records;
+    EXPECT_TRUE(shapes[j["mk"].dump()].insert(j["shape"]["T"].get<int64_t>()).second)
+        << "measured twice: " << line;
+  }
+  EXPECT_EQ(shapes.size(), 18u);
+  for (const auto& [mk, ts] : shapes) EXPECT_EQ(ts.size(), 16u) << mk;
+  EXPECT_EQ(records, 18u * 16u);
+}
+
+}  // namespace
+}  // namespace dietcode

@@ -1,0 +1,122 @@
+// The dense_wgmma template's own code run on the CPU through a TEST DOUBLE of the device
+// dialect, of mbarriers and of wgmma with its shared-memory descriptors (tc_emulation.h): the
+// producer / consumer pipeline protocol over many rounds of the stage ring and across the M
+// tiles of a block, one and two consumer warpgroups, every wgmma n the template has, split-K,
+// the scalar load path for a K that is not a multiple of 8, static and dynamic dimensions, odd
+// N and every epilogue, against the double-precision reference rounded to the element type. It
+// checks the kernel's logic as the PTX ISA describes the instructions; only a GPU can confirm
+// the hardware agrees (tests/gpu/dense_tc_gpu_test.cc).
+#include <gtest/gtest.h>
+
+#include "nvrtc/tc_emulation.h"
+// The template is included once per configuration, each in its own namespace with its entry
+// points renamed; the include order below matters.
+// clang-format off
+#include "../../templates/dietcode_args.h"
+
+// Configuration 1: one consumer, n64, 2 stages, bf16, bias, runtime N and K.
+#define DTYPE 2
+#define WG_M 1
+#define BN 64
+#define STAGES 2
+#define SPLITK 1
+#define EPILOGUE 1
+#define dietcode_dense_wgmma w1_main
+#define dietcode_dense_wgmma_reduce w1_reduce
+namespace w1 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 2: two consumers, n128, 3 stages, f16, split-K 3, bias + gelu, runtime dims.
+#define DTYPE 1
+#define WG_M 2
+#define BN 128
+#define STAGES 3
+#define SPLITK 3
+#define EPILOGUE 5
+#define dietcode_dense_wgmma w2_main
+#define dietcode_dense_wgmma_reduce w2_reduce
+namespace w2 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 3: two consumers, n256, 4 stages, bf16, bias + relu, static odd N and K = 200.
+#define DTYPE 2
+#define WG_M 2
+#define BN 256
+#define STAGES 4
+#define SPLITK 1
+#define EPILOGUE 3
+#define STATIC_N 301
+#define STATIC_K 200
+#define dietcode_dense_wgmma w3_main
+#define dietcode_dense_wgmma_reduce w3_reduce
+namespace w3 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 4: one consumer, n128, 6 stages, f16, split-K 2, gelu, static K = 100 (the
+// scalar load path only).
+#define DTYPE 1
+#define WG_M 1
+#define BN 128
+#define STAGES 6
+#define SPLITK 2
+#define EPILOGUE 4
+#define STATIC_K 100
+#define dietcode_dense_wgmma w4_main
+#define dietcode_dense_wgmma_reduce w4_reduce
+namespace w4 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+// clang-format on
+
+#include "nvrtc/tc_emulated_case.h"
+
+namespace dietcode {
+namespace {
+
+using testing::run_case;
+
+TEST(DenseWgmmaEmulated, OneConsumerN64TwoStagesManyRounds) {
+  const auto k = EMU_KERNEL(w1, DType::kBFloat16, Epilogue::kBias);
+  EXPECT_EQ(k.bm, 64);
+  EXPECT_EQ(k.bn, 64);
+  EXPECT_EQ(k.threads, 256);
+  EXPECT_EQ(k.smem_bytes, 2 * (64 + 64) * 128 + 2048);
+  run_case(k, 1, 64, 64);
+  run_case(k, 65, 70, 640);     // 10 K tiles: five rounds of a 2-stage ring
+  run_case(k, 200, 9, 136, 1);  // one block row walks 4 M tiles; the ring carries over
+  run_case(k, 3, 5, 13);        // K % 8 != 0 at run time: scalar loads
+}
+
+TEST(DenseWgmmaEmulated, TwoConsumersN128SplitK3RuntimeDims) {
+  const auto k = EMU_KERNEL(w2, DType::kFloat16, Epilogue::kBiasGelu);
+  EXPECT_EQ(k.bm, 128);
+  EXPECT_EQ(k.bn, 128);
+  EXPECT_EQ(k.threads, 384);
+  for (int64_t K : {1, 64, 456, 1000}) run_case(k, 130, 129, K);
+  run_case(k, 17, 33, 200, 1);
+}
+
+TEST(DenseWgmmaEmulated, TwoConsumersN256StaticOddN) {
+  const auto k = EMU_KERNEL(w3, DType::kBFloat16, Epilogue::kBiasRelu);
+  EXPECT_EQ(k.bm, 128);
+  EXPECT_EQ(k.bn, 256);
+  for (int64_t M : {1, 127, 129}) run_case(k, M, 301, 200);
+  run_case(k, 300, 301, 200, 1);
+}
+
+TEST(DenseWgmmaEmulated, SixStagesStaticKNotAMultipleOf8SplitK2) {
+  const auto k = EMU_KERNEL(w4, DType::kFloat16, Epilogue::kGelu);
+  EXPECT_EQ(k.bm, 64);
+  EXPECT_EQ(k.bn, 128);
+  for (int64_t M : {1, 64, 65}) run_case(k, M, 130, 100);
+}
+
+}  // namespace
+}  // namespace dietcode

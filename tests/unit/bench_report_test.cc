@@ -1,0 +1,229 @@
+// The bench report on synthetic rows: the weighted geometric mean, the table, CSV, JSON and
+// the SVG plot, all without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "bench/report.h"
+#include "bench/svg_plot.h"
+
+namespace dietcode {
+namespace {
+
+BenchRow row(const std::string& op, const std::string& shape, double pack_us, double baseline_us,
+             double weight, double flops = 2e6) {
+  BenchRow r;
+  r.op = op;
+  r.shape = shape;
+  r.pack_us = pack_us;
+  r.baseline_us = baseline_us;
+  r.weight = weight;
+  r.flops = flops;
+  r.peak_tflops = 50;
+  return r;
+}
+
+BenchReport sample_report() {
+  BenchReport report;
+  report.pack = "libtest.so";
+  report.device = "Test GPU (sm_90, 132 SMs)";
+  report.baseline = "cublas";
+  report.l2 = "flush";
+  report.l2_detail = "L2 flushed before every timed launch (100 MiB written, twice the 50 MiB L2)";
+  report.date = "2025-01-02T03:04:05Z";
+  report.repeats = 30;
+  report.warmup = 3;
+  report.baseline_per_op = {{"qkv", "cublasSgemm_v2, fp32 FMA, CUBLAS_DEFAULT_MATH (no TF32)"},
+                            {"conv", "none: no baseline for conv2d"}};
+  report.rows = {row("qkv", "T=1", 10, 12, 1), row("qkv", "T=2", 20, 15, 3),
+                 row("conv", "N=1", 5, -1, 1)};
+  report.rows[2].check = "unchecked (no baseline; all outputs written)";
+  return report;
+}
+
+TEST(BenchReport, WeightedGeometricMean) {
+  const BenchReport report = sample_report();
+  // Speedups 1.2 (weight 1) and 0.75 (weight 3); the conv row has no baseline and no say.
+  EXPECT_NEAR(weighted_geomean_speedup(report.rows), std::pow(1.2, 0.25) * std::pow(0.75, 0.75),
+              1e-12);
+
+  std::vector<BenchRow> zero_weights = report.rows;
+  for (BenchRow& r : zero_weights) r.weight = 0;  // every weight 0: the plain geometric mean
+  EXPECT_NEAR(weighted_geomean_speedup(zero_weights), std::sqrt(1.2 * 0.75), 1e-12);
+
+  std::vector<BenchRow> doubled = report.rows;  // only the ratios of weights matter
+  for (BenchRow& r : doubled) r.weight *= 2;
+  EXPECT_NEAR(weighted_geomean_speedup(doubled), weighted_geomean_speedup(report.rows), 1e-12);
+
+  EXPECT_EQ(weighted_geomean_speedup({report.rows[2]}), -1);  // no baseline anywhere
+  EXPECT_EQ(weighted_geomean_speedup({}), -1);
+}
+
+TEST(BenchReport, RowFiguresAndWorstInstance) {
+  const BenchReport report = sample_report();
+  const BenchRow& r = report.rows[0];
+  EXPECT_DOUBLE_EQ(r.speedup(), 1.2);
+  EXPECT_DOUBLE_EQ(r.pack_tflops(), 2e6 / 10e-6 / 1e12);  // 0.2 TFLOP/s
+  EXPECT_DOUBLE_EQ(r.baseline_tflops(), 2e6 / 12e-6 / 1e12);
+  EXPECT_DOUBLE_EQ(r.percent_of_peak(), 100 * 0.2 / 50);
+  EXPECT_EQ(report.rows[2].speedup(), -1);
+  EXPECT_EQ(report.rows[2].baseline_tflops(), -1);
+
+  const BenchRow* worst = worst_row(report.rows);
+  ASSERT_NE(worst, nullptr);
+  EXPECT_EQ(worst->shape, "T=2");
+  EXPECT_EQ(worst_row({report.rows[2]}), nullptr);
+}
+
+TEST(BenchReport, TableText) {
+  BenchReport report = sample_report();
+  report.notes = {"shapes and dimensions from w.json"};
+  EXPECT_EQ(format_report(report),
+            "dietcode bench: libtest.so on Test GPU (sm_90, 132 SMs)\n"
+            "baseline cublas; L2 flushed before every timed launch (100 MiB written, twice the "
+            "50 MiB L2); median of 30 runs after 3 warm-up launches, pack and baseline interleaved "
+            "in one stream\n"
+            "op    shape  pack us  cublas us  speedup  TFLOP/s  % peak  check\n"
+            "qkv   T=1      10.00      12.00    1.20x     0.20    0.4%  ok\n"
+            "qkv   T=2      20.00      15.00    0.75x     0.10    0.2%  ok\n"
+            "conv  N=1       5.00          -        -     0.40    0.8%  unchecked (no baseline; "
+            "all outputs written)\n"
+            "baseline per op:\n"
+            "  qkv   cublasSgemm_v2, fp32 FMA, CUBLAS_DEFAULT_MATH (no TF32)\n"
+            "  conv  none: no baseline for conv2d\n"
+            "note: shapes and dimensions from w.json\n"
+            "weighted geometric-mean speedup over cublas: 0.844x (2 instances)\n"
+            "worst instance: qkv T=2: 0.75x (pack 20.00 us, cublas 15.00 us)\n");
+
+  report.rows[1].failed = true;
+  report.rows[1].check = "mismatch: 1 of 10 outputs differ";
+  const std::string text = format_report(report);
+  EXPECT_NE(text.find("qkv   T=2      20.00      15.00    0.75x     0.10    0.2%  mismatch: 1 of "
+                      "10 outputs differ\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nFAILED: 1 instance disagrees with the baseline\n"), std::string::npos)
+      << text;
+}
+
+TEST(BenchReport, TableWithoutBaseline) {
+  BenchReport report = sample_report();
+  report.baseline = "none";
+  for (BenchRow& r : report.rows) r.baseline_us = -1;
+  const std::string text = format_report(report);
+  EXPECT_NE(text.find("op    shape  pack us  none us  speedup"), std::string::npos) << text;
+  EXPECT_NE(text.find("no speedup to report: no instance has a baseline time\n"), std::string::npos)
+      << text;
+}
+
+TEST(BenchReport, CsvExact) {
+  BenchReport report = sample_report();
+  report.rows[1].check = "mismatch: 1 of 10 outputs differ; first at [0, 1]: pack 1, baseline 2";
+  EXPECT_EQ(format_csv(report),
+            "op,shape,pack_us,baseline_us,speedup,pack_tflops,baseline_tflops,percent_of_peak,"
+            "weight,check\n"
+            "qkv,T=1,10.000,12.000,1.2000,0.2000,0.1667,0.40,1,ok\n"
+            "qkv,T=2,20.000,15.000,0.7500,0.1000,0.1333,0.20,3,"
+            "\"mismatch: 1 of 10 outputs differ; first at [0, 1]: pack 1, baseline 2\"\n"
+            "conv,N=1,5.000,,,0.4000,,0.80,1,unchecked (no baseline; all outputs written)\n");
+}
+
+TEST(BenchReport, JsonKeys) {
+  const nlohmann::json j = report_json(sample_report());
+  for (const char* key : {"device", "baseline", "l2", "geomean_speedup", "rows"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["device"], "Test GPU (sm_90, 132 SMs)");
+  EXPECT_EQ(j["baseline"], "cublas");
+  EXPECT_EQ(j["l2"], "flush");
+  EXPECT_NEAR(j["geomean_speedup"].get<double>(), 0.8435, 1e-4);
+  ASSERT_EQ(j["rows"].size(), 3u);
+  for (const auto& r : j["rows"])
+    for (const char* key : {"op", "shape", "pack_us", "baseline_us", "speedup"})
+      EXPECT_TRUE(r.contains(key)) << key;
+  EXPECT_EQ(j["rows"][0]["op"], "qkv");
+  EXPECT_EQ(j["rows"][0]["shape"], "T=1");
+  EXPECT_EQ(j["rows"][0]["pack_us"], 10.0);
+  EXPECT_EQ(j["rows"][0]["baseline_us"], 12.0);
+  EXPECT_EQ(j["rows"][0]["speedup"], 1.2);
+  EXPECT_TRUE(j["rows"][2]["baseline_us"].is_null());
+  EXPECT_TRUE(j["rows"][2]["speedup"].is_null());
+  EXPECT_EQ(j["worst"]["shape"], "T=2");
+  EXPECT_EQ(j["failures"], 0);
+}
+
+// Tags of an XML document balance: every <x ...> closes with </x> in order, <x/> closes itself.
+// Returns "" when they do, else what is wrong.
+std::string unbalanced_tags(const std::string& xml) {
+  std::vector<std::string> open;
+  size_t at = 0;
+  while ((at = xml.find('<', at)) != std::string::npos) {
+    const size_t end = xml.find('>', at);
+    if (end == std::string::npos) return "unterminated tag at " + std::to_string(at);
+    const std::string tag = xml.substr(at + 1, end - at - 1);
+    at = end + 1;
+    if (tag.empty()) return "empty tag";
+    if (tag[0] == '/') {
+      const std::string name = tag.substr(1);
+      if (open.empty() || open.back() != name) return "unexpected </" + name + ">";
+      open.pop_back();
+    } else if (tag.back() != '/') {
+      open.push_back(tag.substr(0, tag.find_first_of(" \n\t")));
+    }
+  }
+  return open.empty() ? "" : "<" + open.back() + "> is never closed";
+}
+
+TEST(BenchSvg, WellFormedWithBothSeriesAndTitle) {
+  BenchReport report = sample_report();
+  report.rows.push_back(row("qkv", "T=3", 30, 33, 1));
+  const std::string svg = render_svg(report);
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_EQ(unbalanced_tags(svg), "");
+  // Title: device, date, baseline and L2 mode.
+  EXPECT_NE(svg.find("dietcode pack vs cublas on Test GPU (sm_90, 132 SMs)"), std::string::npos);
+  EXPECT_NE(svg.find("2025-01-02T03:04:05Z | L2 flush"), std::string::npos);
+  // Both series as lines (qkv has three instances), the speedup and its 1.0x line.
+  EXPECT_NE(svg.find("stroke=\"#0072B2\" stroke-width=\"1.8\""), std::string::npos);  // pack
+  EXPECT_NE(svg.find("stroke=\"#E69F00\" stroke-width=\"1.8\""), std::string::npos);  // cublas
+  EXPECT_NE(svg.find("stroke=\"#009E73\" stroke-width=\"1.8\" stroke-dasharray"),
+            std::string::npos);
+  EXPECT_NE(svg.find("class=\"one\""), std::string::npos);
+  EXPECT_NE(svg.find(">pack (dietcode)</text>"), std::string::npos);
+  // One panel per op.
+  EXPECT_NE(svg.find("class=\"panel\">qkv</text>"), std::string::npos);
+  EXPECT_NE(svg.find("class=\"panel\">conv</text>"), std::string::npos);
+}
+
+TEST(BenchSvg, EscapesTextAndMarksFailures) {
+  BenchReport report = sample_report();
+  report.device = "GPU <A&B>";
+  report.rows[0].failed = true;
+  const std::string svg = render_svg(report);
+  EXPECT_EQ(unbalanced_tags(svg), "");
+  EXPECT_NE(svg.find("GPU &lt;A&amp;B&gt;"), std::string::npos);
+  EXPECT_EQ(svg.find("<A&B>"), std::string::npos);
+  EXPECT_NE(svg.find(">results disagree</text>"), std::string::npos);
+  EXPECT_EQ(xml_escape("a\"b'c"), "a&quot;b&apos;c");
+}
+
+TEST(BenchSvg, EmptyReportIsStillADocument) {
+  BenchReport report = sample_report();
+  report.rows.clear();
+  EXPECT_EQ(unbalanced_tags(render_svg(report)), "");
+}
+
+TEST(BenchSvg, NiceTickSteps) {
+  EXPECT_DOUBLE_EQ(nice_tick_step(100, 5), 20);
+  EXPECT_DOUBLE_EQ(nice_tick_step(7, 5), 2);
+  EXPECT_DOUBLE_EQ(nice_tick_step(0.9, 5), 0.2);
+  EXPECT_DOUBLE_EQ(nice_tick_step(4.5, 5), 1);
+  EXPECT_DOUBLE_EQ(nice_tick_step(0, 5), 1);
+}
+
+}  // namespace
+}  // namespace dietcode

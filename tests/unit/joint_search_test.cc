@@ -1,0 +1,616 @@
+// The joint search on the simulated device with a stand-in compiler (no NVRTC, no GPU): it gets
+// within 5% of the exhaustive optimum of a small space while measuring at most a fifth of it,
+// resumes from its log without measuring a pair twice, is deterministic for a seed, records
+// crashing and hanging kernels and never assigns them, and samples instances of large cross
+// products. Plus the parts: selection, targeting, durations, early stopping, binaries.
+#include "search/joint_search.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "codegen/generated_kernel.h"
+#include "measure/simulated_device.h"
+#include "search/budget.h"
+#include "search/candidate_selection.h"
+#include "search/compile_step.h"
+#include "search/evolution.h"
+#include "search/log_resume.h"
+#include "space/templates.h"
+
+namespace dietcode {
+namespace {
+
+namespace fs = std::filesystem;
+
+GpuSpec h100() {
+  GpuSpec gpu;
+  gpu.id = "h100";
+  gpu.name = "NVIDIA H100 80GB HBM3";
+  return gpu;
+}
+
+// A compiler that never runs NVRTC: every kernel "compiles" to a binary named by its options,
+// with the register count the template's own estimate gives.
+class FakeCompiler : public Compiler {
+ public:
+  CompileResult compile(const CompileRequest& request) override {
+    ++calls;
+    if (delay.count() > 0) std::this_thread::sleep_for(delay);
+    MicroKernel mk{"dense_f32", {}};
+    std::string options;
+    for (const std::string& o : request.options) {
+      options += o + " ";
+      const size_t eq = o.find('=');
+      if (o.rfind("-D", 0) == 0 && eq != std::string::npos &&
+          dense_f32_space().find(o.substr(2, eq - 2)))
+        mk.params[o.substr(2, eq - 2)] = std::stoi(o.substr(eq + 1));
+    }
+    CompileResult result;
+    result.ok = true;
+    ArchBinary binary;
+    binary.arch = request.archs.at(0);
+    binary.cubin = "cubin " + options;
+    KernelResources resources;
+    resources.entry = "dietcode_dense_f32";
+    resources.registers = std::min(DenseF32Geometry::of(mk).register_estimate, 255);
+    binary.resources.push_back(resources);
+    result.binaries.push_back(binary);
+    return result;
+  }
+  std::atomic<int> calls{0};
+  std::chrono::milliseconds delay{0};  // what a compile takes
+};
+
+// The simulated device, counting what it is asked to time, and failing the kernels a test
+// names: launch errors (a crash) or timeouts (a hang).
+class CountingDevice : public Measurer {
+ public:
+  explicit CountingDevice(GpuSpec gpu) : device_(std::move(gpu)) {}
+  DeviceIdentity device() const override { return device_.device(); }
+  std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override {
+    std::vector<MeasureResult> results = device_.measure(inputs);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::string key = inputs[i].mk.key();
+      kernels.insert(key);
+      ++inputs_measured;
+      for (const Instance& inst : inputs[i].instances) ++pairs[{key, inst.values}];
+      std::optional<MeasureStatus> fail = fault ? fault(inputs[i].mk) : std::nullopt;
+      if (fail) {
+        results[i].status = *fail;
+        results[i].error = *fail == MeasureStatus::kTimeout
+                               ? "the kernel did not finish within 10 s"
+                               : "worker killed by SIGSEGV (Segmentation fault)";
+        results[i].latency_us.assign(inputs[i].instances.size(), NAN);
+      }
+    }
+    return results;
+  }
+  std::set<std::string> kernels;
+  int inputs_measured = 0;
+  std::map<std::pair<std::string, std::vector<int64_t>>, int> pairs;
+  std::function<std::optional<MeasureStatus>(const MicroKernel&)> fault;
+
+ private:
+  SimulatedDevice device_;
+};
+
+constexpr const char* kWorkload = R"({
+  "name": "unit",
+  "shape_vars": { "T": { "min": 1, "max": 32 } },
+  "ops": [ { "name": "dense", "op": "dense", "dtype": "float32", "M": "16*T", "N": 768,
+             "K": 768 } ]
+})";
+
+// dense_f32 with short value lists: a few hundred valid micro-kernels, few enough to measure
+// every one of them for the exhaustive optimum. Tunables not listed keep their default only.
+TemplateSpace small_space() {
+  TemplateSpace s = dense_f32_space();
+  const std::map<std::string, std::vector<int>> lists = {
+      {"WARPS_M", {1, 2, 4}}, {"WARPS_N", {1, 2, 4}}, {"THREADS_M", {4, 8}},
+      {"THREADS_N", {4, 8}},  {"TM", {2, 4, 8}},      {"TN", {4, 8}},
+      {"BK", {8, 16}},        {"VEC", {4}},           {"STAGES", {2}},
+      {"SPLITK", {1, 2, 4}}};
+  for (Tunable& t : s.tunables) {
+    auto it = lists.find(t.name);
+    t.values = it != lists.end() ? it->second : std::vector<int>{t.default_value};
+    t.default_value = t.values.front();
+  }
+  return s;
+}
+
+class JointSearchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    workload_ = parse_workload(kWorkload, "unit.json");
+    space_ = small_space();
+    dir_ = fs::temp_directory_path() /
+           ("dietcode_joint_search_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  SearchEnvironment environment(Measurer& measurer, TuningLogWriter* log) {
+    SearchEnvironment env;
+    env.compiler = &compiler_;
+    env.measurer = &measurer;
+    env.log = log;
+    env.gpu = h100();
+    env.device = measurer.device();
+    env.workload = workload_.name;
+    return env;
+  }
+
+  JointSearchResult run(Measurer& measurer, const JointSearchOptions& options,
+                        const std::string& log_path = "") {
+    std::unique_ptr<TuningLogWriter> writer;
+    if (!log_path.empty()) writer = std::make_unique<TuningLogWriter>(log_path);
+    JointSearch search(
+        workload_, {&workload_.ops[0]}, environment(measurer, writer.get()), options,
+        [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
+    if (!log_path.empty()) {
+      ResumeState state = read_log_for_resume(log_path, workload_.name, measurer.device());
+      std::vector<const TuningRecord*> records;
+      for (const TuningRecord& r : state.records) records.push_back(&r);
+      search.resume_from(records);
+      return search.run();
+    }
+    return search.run();
+  }
+
+  // Every valid candidate timed on every instance: per instance, the fastest.
+  struct Exhaustive {
+    size_t candidates = 0;
+    double weighted_mean_us = 0;
+    std::set<std::string> winners;
+  };
+  Exhaustive exhaustive() {
+    const OpSpec& op = workload_.ops[0];
+    InstanceTable table(workload_, op);
+    GpuSpec gpu = h100();
+    SpaceContext context{gpu, op, table.shapes().back()};
+    SearchSpace space(space_, context);
+    Enumeration all = space.enumerate();
+    SimulatedDevice device(gpu);
+    FakeCompiler compiler;
+    std::vector<double> best(table.size(), INFINITY);
+    std::vector<std::string> winner(table.size());
+    for (const MicroKernel& mk : all.candidates) {
+      MeasureInput input;
+      input.op = &op;
+      input.mk = mk;
+      input.kernel = generate_kernel(op, mk);
+      input.compiled = compiler.compile({"dense_f32.cu", "", input.kernel.options, {"sm_90"}});
+      input.instances = table.instances();
+      MeasureResult r = device.measure({input}).at(0);
+      if (r.status != MeasureStatus::kOk) continue;
+      for (size_t i = 0; i < table.size(); ++i)
+        if (r.latency_us[i] < best[i]) best[i] = r.latency_us[i], winner[i] = mk.key();
+    }
+    Exhaustive e;
+    e.candidates = all.candidates.size();
+    e.weighted_mean_us = table.weighted_mean(best);
+    e.winners.insert(winner.begin(), winner.end());
+    return e;
+  }
+
+  static std::vector<std::string> lines_without_timestamps(const std::string& path) {
+    std::ifstream in(path);
+    std::vector<std::string> out;
+    std::string line;
+    while (std::getline(in, line)) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      j.erase("timestamp");
+      out.push_back(j.dump());
+    }
+    return out;
+  }
+
+  Workload workload_;
+  TemplateSpace space_;
+  FakeCompiler compiler_;
+  fs::path dir_;
+};
+
+TEST_F(JointSearchTest, ReachesTheExhaustiveOptimumWithinFivePercentMeasuringAFifth) {
+  const Exhaustive best = exhaustive();
+  ASSERT_GE(best.candidates, 150u) << "the space should be big enough to make a fifth a test";
+  ASSERT_LE(best.candidates, 2000u);
+
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.budget.trials_per_op = int(best.candidates / 5);
+  options.budget.patience_rounds = 0;  // spend the budget
+  options.seed = 7;
+  JointSearchResult result = run(device, options);
+
+  ASSERT_EQ(result.ops.size(), 1u);
+  const OpOutcome& op = result.ops[0];
+  EXPECT_LE(device.kernels.size(), best.candidates / 5);
+  EXPECT_EQ(op.trials, int(best.candidates / 5));
+  EXPECT_LE(op.weighted_mean_us, 1.05 * best.weighted_mean_us)
+      << "search " << op.weighted_mean_us << " us vs exhaustive " << best.weighted_mean_us
+      << " us over " << best.candidates << " candidates";
+  // Random picks at this budget land 1-3% away on this space; the guided search should not.
+  EXPECT_LE(op.weighted_mean_us, 1.01 * best.weighted_mean_us);
+  EXPECT_GE(op.weighted_mean_us, best.weighted_mean_us * (1 - 1e-9));  // cannot beat it
+  for (const InstanceChoice& c : op.assignment) EXPECT_TRUE(c.measured);
+  EXPECT_TRUE(op.quality.evaluated);
+  EXPECT_GT(op.quality.held_out_kernels, 0u);
+}
+
+TEST_F(JointSearchTest, BeatsRandomPicksOnTheSameBudget) {
+  const Exhaustive best = exhaustive();
+  double guided = 0, random = 0;
+  for (uint64_t seed : {1, 2, 3}) {
+    JointSearchOptions options;
+    options.budget.trials_per_op = int(best.candidates / 10);
+    options.budget.patience_rounds = 0;
+    options.seed = seed;
+    CountingDevice a(h100());
+    guided += run(a, options).ops[0].weighted_mean_us / best.weighted_mean_us;
+    // Every pick at random among fresh samples: no model, no evolution.
+    options.exploration = options.first_round_exploration = 1;
+    options.children = options.population = 0;
+    CountingDevice b(h100());
+    random += run(b, options).ops[0].weighted_mean_us / best.weighted_mean_us;
+  }
+  EXPECT_LT(guided / 3 - 1, 0.5 * (random / 3 - 1))
+      << "guided " << guided / 3 << " vs random " << random / 3 << " of the optimum";
+}
+
+TEST_F(JointSearchTest, SameSeedSameLogAndEveryPairMeasuredOnce) {
+  JointSearchOptions options;
+  options.budget.trials_per_op = 40;
+  options.seed = 3;
+  CountingDevice a(h100()), b(h100());
+  run(a, options, (dir_ / "a.jsonl").string());
+  run(b, options, (dir_ / "b.jsonl").string());
+  const std::vector<std::string> la = lines_without_timestamps((dir_ / "a.jsonl").string());
+  EXPECT_EQ(la, lines_without_timestamps((dir_ / "b.jsonl").string()));
+  ASSERT_FALSE(la.empty());
+  for (const auto& [pair, count] : a.pairs) EXPECT_EQ(count, 1) << pair.first;
+
+  options.seed = 4;
+  CountingDevice c(h100());
+  run(c, options, (dir_ / "c.jsonl").string());
+  EXPECT_NE(la, lines_without_timestamps((dir_ / "c.jsonl").string()));
+}
+
+TEST_F(JointSearchTest, ResumingContinuesTheBudgetWithoutMeasuringAPairTwice) {
+  const std::string log = (dir_ / "resume.jsonl").string();
+  JointSearchOptions options;
+  options.budget.trials_per_op = 24;
+  options.budget.patience_rounds = 0;
+  CountingDevice first(h100());
+  run(first, options, log);
+  EXPECT_EQ(first.kernels.size(), 24u);
+
+  // The same budget again: nothing left to do.
+  CountingDevice again(h100());
+  JointSearchResult same = run(again, options, log);
+  EXPECT_TRUE(again.kernels.empty());
+  EXPECT_EQ(same.ops[0].trials, 24);
+  EXPECT_EQ(same.ops[0].stats.resumed_kernels, 24);
+
+  // A larger budget: only the difference is measured, and only new pairs.
+  options.budget.trials_per_op = 40;
+  CountingDevice more(h100());
+  JointSearchResult grown = run(more, options, log);
+  EXPECT_EQ(more.kernels.size(), 16u);
+  for (const std::string& key : more.kernels) EXPECT_EQ(first.kernels.count(key), 0u) << key;
+  EXPECT_EQ(grown.ops[0].trials, 40);
+
+  std::vector<std::string> warnings;
+  TuningLog parsed = read_tuning_log(log, warnings);
+  EXPECT_TRUE(warnings.empty());
+  std::set<MeasuredPair> pairs;
+  for (const TuningRecord& r : parsed.records)
+    EXPECT_TRUE(pairs.insert({r.mk.key(), instance_key(r)}).second) << r.mk.key();
+  EXPECT_EQ(pairs.size(), 40u * 32u);
+  // One quality line per run that measured something: the first and the third.
+  ASSERT_EQ(parsed.others.size(), 2u);
+  EXPECT_EQ(parsed.others[0]["kind"], "cost_model_quality");
+}
+
+TEST_F(JointSearchTest, HalfMeasuredKernelsFromAKilledRunAreCompletedFirst) {
+  const std::string log = (dir_ / "killed.jsonl").string();
+  JointSearchOptions options;
+  options.budget.trials_per_op = 16;
+  CountingDevice first(h100());
+  run(first, options, log);
+  // Keep the first kernel's first 10 records, as if the run had been killed while writing.
+  std::ifstream in(log);
+  std::string line, kept;
+  for (int i = 0; i < 10 && std::getline(in, line); ++i) kept += line + "\n";
+  in.close();
+  { std::ofstream(log, std::ios::trunc) << kept; }
+
+  CountingDevice resumed(h100());
+  options.budget.trials_per_op = 8;
+  JointSearchResult result = run(resumed, options, log);
+  std::vector<std::string> warnings;
+  TuningLog parsed = read_tuning_log(log, warnings);
+  std::map<std::string, int> per_kernel;
+  for (const TuningRecord& r : parsed.records) ++per_kernel[r.mk.key()];
+  for (const auto& [key, count] : per_kernel) EXPECT_EQ(count, 32) << key;
+  EXPECT_EQ(per_kernel.size(), 8u);
+  for (const auto& [pair, count] : resumed.pairs) EXPECT_EQ(count, 1);
+  EXPECT_EQ(result.ops[0].trials, 8);
+}
+
+TEST_F(JointSearchTest, CrashingAndHangingKernelsAreRecordedAndNeverChosen) {
+  // The kernels that win in the exhaustive search crash or hang here, and so does a sixth of
+  // the space besides.
+  const Exhaustive best = exhaustive();
+  CountingDevice device(h100());
+  std::map<std::string, MeasureStatus> failing;
+  int n = 0;
+  for (const std::string& key : best.winners)
+    failing[key] = n++ % 2 ? MeasureStatus::kTimeout : MeasureStatus::kLaunchError;
+  auto faulty = [&](const MicroKernel& mk) -> std::optional<MeasureStatus> {
+    auto it = failing.find(mk.key());
+    if (it != failing.end()) return it->second;
+    if (mk.get("SPLITK") == 2 && mk.get("WARPS_M") != 4) return MeasureStatus::kLaunchError;
+    return std::nullopt;
+  };
+  device.fault = faulty;
+
+  const std::string log = (dir_ / "faults.jsonl").string();
+  JointSearchOptions options;
+  options.budget.trials_per_op = int(best.candidates / 5);
+  options.budget.patience_rounds = 0;
+  options.seed = 7;
+  JointSearchResult result = run(device, options, log);
+  const OpOutcome& op = result.ops[0];
+  EXPECT_EQ(op.trials, int(best.candidates / 5));  // tuning went on
+  EXPECT_GT(op.stats.failed_kernels, 0);
+
+  std::vector<std::string> warnings;
+  TuningLog parsed = read_tuning_log(log, warnings);
+  std::set<std::string> failed;
+  for (const TuningRecord& r : parsed.records)
+    if (r.status == MeasureStatus::kLaunchError || r.status == MeasureStatus::kTimeout) {
+      failed.insert(r.mk.key());
+      EXPECT_FALSE(r.latency_us);
+      EXPECT_FALSE(r.error.empty());
+    }
+  EXPECT_EQ(int(failed.size()), op.stats.failed_kernels);
+  for (const InstanceChoice& c : op.assignment) {
+    ASSERT_GE(c.kernel, 0);
+    EXPECT_FALSE(faulty(op.kernels[size_t(c.kernel)]));
+  }
+}
+
+TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredicted) {
+  workload_ = parse_workload(R"({
+    "name": "cross",
+    "shape_vars": { "B": { "min": 1, "max": 12 }, "T": { "min": 1, "max": 16 } },
+    "ops": [ { "name": "dense", "op": "dense", "dtype": "float32", "M": "B*T", "N": 768,
+               "K": 768 } ]
+  })",
+                             "cross.json");
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.budget.trials_per_op = 20;
+  options.max_instances_per_kernel = 48;
+  JointSearchResult result = run(device, options);
+  const OpOutcome& op = result.ops[0];
+  ASSERT_EQ(op.instances, 12u * 16u);
+  std::map<std::string, int> per_kernel;
+  for (const auto& [pair, count] : device.pairs) {
+    EXPECT_EQ(count, 1);
+    ++per_kernel[pair.first];
+  }
+  for (const auto& [key, count] : per_kernel) EXPECT_EQ(count, 48) << key;
+  int predicted = 0;
+  for (const InstanceChoice& c : op.assignment) {
+    EXPECT_GE(c.kernel, 0);
+    EXPECT_TRUE(std::isfinite(c.latency_us));
+    predicted += !c.measured;
+  }
+  EXPECT_LT(predicted, int(op.instances));
+  EXPECT_TRUE(std::isfinite(op.weighted_mean_us));
+}
+
+TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled) {
+  workload_ = parse_workload(R"({
+    "name": "two",
+    "shape_vars": { "T": { "min": 1, "max": 8 } },
+    "ops": [
+      { "name": "a", "op": "dense", "dtype": "float32", "M": "16*T", "N": 768, "K": 768 },
+      { "name": "b", "op": "dense", "dtype": "float32", "M": "16*T", "N": 256, "K": 512 },
+      { "name": "c", "op": "dense", "dtype": "float32", "M": "16*T", "N": 512, "K": 256 }
+    ]
+  })",
+                             "two.json");
+  compiler_.delay = std::chrono::milliseconds(20);
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.jobs = 1;
+  options.budget.time_budget_seconds = 1.0;  // a 16-kernel round would take 0.32 s
+  SearchEnvironment env = environment(device, nullptr);
+  std::vector<const OpSpec*> ops;
+  for (const OpSpec& op : workload_.ops) ops.push_back(&op);
+  JointSearch search(workload_, ops, env, options,
+                     [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
+  JointSearchResult result = search.run();
+  EXPECT_TRUE(result.out_of_time);
+  EXPECT_LT(result.wall_seconds, 3.0);  // the budget, one round over at most, and slack
+  int compiled = 0, measured = 0;
+  for (const OpOutcome& op : result.ops) {
+    EXPECT_EQ(op.stop, StopReason::kTime) << op.op;
+    EXPECT_GT(op.trials, 0) << op.op << " got no share of the time";
+    EXPECT_TRUE(std::isfinite(op.weighted_mean_us)) << op.op;
+    compiled += op.stats.compiled;
+    measured += op.stats.measured_kernels;
+  }
+  EXPECT_EQ(measured, compiled);  // nothing compiled went unmeasured
+  EXPECT_EQ(measured, device.inputs_measured);
+}
+
+TEST_F(JointSearchTest, StopsEarlyWhenRoundsStopImproving) {
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.budget.trials_per_op = 96;
+  options.budget.patience_rounds = 1;
+  options.budget.min_improvement = 0.99;  // no round can lower the mean by 99%
+  JointSearchResult result = run(device, options);
+  EXPECT_EQ(result.ops[0].stop, StopReason::kNoImprovement);
+  EXPECT_EQ(result.ops[0].stats.rounds, 2);
+  EXPECT_EQ(result.ops[0].trials, 32);
+}
+
+TEST(CandidateSelection, GreedyPrefersKernelsThatWinDifferentShapes) {
+  // Two equally weighted instances. D is the best generalist; after it, A (a specialist that
+  // wins the first instance) is worth more than C, another generalist, and then B.
+  const std::vector<double> predicted = {1,        10,  // A
+                                         10,       2,   // B
+                                         4,        4,   // C
+                                         3.9,      4,   // D
+                                         INFINITY, 1};  // E cannot run on every shape
+  const std::vector<double> weights = {0.5, 0.5};
+  const std::vector<double> incumbent = {INFINITY, INFINITY};
+  SelectionInput in{&predicted, 5, &weights, &incumbent};
+  EXPECT_EQ(select_greedy(in, 3), (std::vector<size_t>{3, 0, 1}));
+  EXPECT_DOUBLE_EQ(assignment_cost_with(in, 2), 4.0);
+  EXPECT_EQ(select_greedy(in, 10).size(), 4u);  // never E
+
+  // With an incumbent of 2 on both, only A gains; the rest then tie at no gain and go by
+  // their mean prediction: D, C, B.
+  const std::vector<double> two = {2, 2};
+  SelectionInput in2{&predicted, 5, &weights, &two};
+  EXPECT_EQ(select_greedy(in2, 4), (std::vector<size_t>{0, 3, 2, 1}));
+
+  std::mt19937_64 rng(1);
+  std::vector<bool> random;
+  std::vector<size_t> round = select_round(in, 4, 0.5, rng, &random);
+  EXPECT_EQ(round.size(), 4u);
+  EXPECT_EQ(round[0], 3u);
+  EXPECT_EQ(round[1], 0u);
+  EXPECT_EQ(random, (std::vector<bool>{false, false, true, true}));
+  EXPECT_EQ(std::set<size_t>(round.begin(), round.end()).size(), 4u);
+}
+
+TEST(Evolution, TargetsInstancesInProportionToWeightedLatency) {
+  Workload w = parse_workload(kWorkload, "unit.json");
+  InstanceTable table(w, w.ops[0]);
+  std::vector<double> incumbent(table.size(), 0.0);
+  incumbent[3] = 10;
+  incumbent[7] = 30;
+  incumbent[9] = INFINITY;  // unknown: not a target while others are known
+  std::mt19937_64 rng(5);
+  std::map<size_t, int> hits;
+  for (int i = 0; i < 4000; ++i) ++hits[pick_target_instance(table, incumbent, rng)];
+  EXPECT_EQ(hits.size(), 2u);
+  EXPECT_NEAR(double(hits[7]) / 4000, 0.75, 0.03);
+
+  std::vector<double> unknown(table.size(), INFINITY);
+  std::set<size_t> any;
+  for (int i = 0; i < 2000; ++i) any.insert(pick_target_instance(table, unknown, rng));
+  EXPECT_EQ(any.size(), table.size());  // by weight alone: all uniform here
+}
+
+TEST(Budget, DurationsAsUsersWriteThem) {
+  EXPECT_EQ(parse_duration_seconds("90s"), 90.0);
+  EXPECT_EQ(parse_duration_seconds("10m"), 600.0);
+  EXPECT_EQ(parse_duration_seconds("1h30m"), 5400.0);
+  EXPECT_EQ(parse_duration_seconds("1.5h"), 5400.0);
+  EXPECT_EQ(parse_duration_seconds("250ms"), 0.25);
+  EXPECT_EQ(parse_duration_seconds("600"), 600.0);
+  EXPECT_EQ(parse_duration_seconds("2min"), 120.0);
+  for (const char* bad : {"", "10x", "-5s", "0s", "m", "10 m", "5s10", "s5"})
+    EXPECT_FALSE(parse_duration_seconds(bad)) << bad;
+  EXPECT_EQ(format_duration(45.21), "45.2s");
+  EXPECT_EQ(format_duration(90), "1m 30s");
+  EXPECT_EQ(format_duration(7500), "2h 05m");
+}
+
+TEST(Budget, EarlyStopAfterPatienceRoundsWithoutImprovement) {
+  ImprovementTracker t(2, 0.01);
+  EXPECT_FALSE(t.stalled_after(INFINITY));  // nothing measured yet
+  EXPECT_FALSE(t.stalled_after(100));
+  EXPECT_FALSE(t.stalled_after(99.5));  // < 1% better: stalled once
+  EXPECT_FALSE(t.stalled_after(90));    // real progress resets
+  EXPECT_FALSE(t.stalled_after(89.5));
+  EXPECT_TRUE(t.stalled_after(89.4));
+  ImprovementTracker never(0, 0.01);
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(never.stalled_after(50));
+}
+
+TEST(CompileStep, DuplicateBinariesAndErrorLines) {
+  BinarySet set;
+  EXPECT_EQ(set.check_and_add("a", "bytes1"), "");
+  EXPECT_EQ(set.check_and_add("b", "bytes2"), "");
+  EXPECT_EQ(set.check_and_add("c", "bytes1"), "a");
+  EXPECT_EQ(first_error_line("\nfoo.cu(12): warning: x\nfoo.cu(30): error: identifier \"q\" is "
+                             "undefined\nmore\n"),
+            "foo.cu(30): error: identifier \"q\" is undefined");
+  EXPECT_EQ(first_error_line(""), "the compiler produced no binary");
+  EXPECT_EQ(first_error_line(std::string(300, 'e')).size(), 200u);
+}
+
+TEST(LogResume, FreshMovesTheOldLogAsideAndOtherDevicesAreIgnoredWithANote) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("dietcode_log_resume_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "w.jsonl").string();
+  EXPECT_EQ(move_log_aside(path), "");
+  TuningRecord r;
+  r.workload = "w";
+  r.op = "dense";
+  r.mk = {"dense_f32", {{"BK", 8}}};
+  r.shape = {{"T", 1}};
+  r.latency_us = 3.0;
+  r.device = "NVIDIA A100-SXM4-80GB";
+  r.arch = "sm_80";
+  r.tool_version = "0.1.0";
+  r.timestamp = "2025-01-01T00:00:00.000Z";
+  {
+    TuningLogWriter writer(path);
+    writer.append(r);
+    r.device = "simulated NVIDIA H100 80GB HBM3";
+    r.arch = "sm_90";
+    r.simulated = true;
+    writer.append(r);
+    r.workload = "other";
+    writer.append(r);
+  }
+  DeviceIdentity h100_sim{"simulated NVIDIA H100 80GB HBM3", "sm_90", true};
+  ResumeState state = read_log_for_resume(path, "w", h100_sim);
+  EXPECT_EQ(state.records.size(), 1u);
+  EXPECT_EQ(state.lines_read, 3u);
+  EXPECT_EQ(state.notes,
+            (std::vector<std::string>{
+                path + ": ignoring 1 record measured on NVIDIA A100-SXM4-80GB (sm_80): this run "
+                       "measures on simulated NVIDIA H100 80GB HBM3 (sm_90)",
+                path + ": ignoring 1 record of workload \"other\""}));
+
+  const std::string moved = move_log_aside(path);
+  EXPECT_FALSE(fs::exists(path));
+  EXPECT_TRUE(fs::exists(moved));
+  EXPECT_EQ(moved.rfind(path + ".", 0), 0u);
+  EXPECT_EQ(moved.substr(moved.size() - 4), ".bak");
+  { std::ofstream(path) << "x\n"; }
+  const std::string moved_again = move_log_aside(path);  // same second: a numbered name
+  EXPECT_NE(moved_again, moved);
+  EXPECT_TRUE(fs::exists(moved_again));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace dietcode

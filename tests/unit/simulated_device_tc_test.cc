@@ -1,0 +1,80 @@
+// The simulated device (a TEST DOUBLE) on the tensor-core templates: kernels of 16-bit ops run
+// against the tensor peak, warpgroup MMA (dense_wgmma) beats warp-level mma.sync (dense_tc) on
+// sm_90 whose tensor peak is wgmma's, mma.sync pays that only on sm_90, and a warp-specialized
+// kernel's registers are estimated for its consumer threads.
+#include <gtest/gtest.h>
+
+#include "codegen/generated_kernel.h"
+#include "measure/simulated_device.h"
+
+namespace dietcode {
+namespace {
+
+OpSpec bf16_op() {
+  OpSpec op;
+  op.name = "mlp";
+  op.kind = OpKind::kDense;
+  op.dtype = DType::kBFloat16;
+  op.dims = {{"M", Expr::parse("M")}, {"N", Expr::constant(4096)}, {"K", Expr::constant(4096)}};
+  op.vars = {"M"};
+  return op;
+}
+
+MeasureInput input_for(const OpSpec& op, MicroKernel mk) {
+  MeasureInput input;
+  input.op = &op;
+  input.kernel = generate_kernel(op, mk);
+  input.mk = std::move(mk);
+  input.compiled.ok = true;
+  return input;
+}
+
+const MicroKernel kMmaSync{
+    "dense_tc",
+    {{"WARPS_M", 2}, {"WARPS_N", 4}, {"WM", 64}, {"WN", 32}, {"BK", 32}, {"STAGES", 4}}};
+const MicroKernel kWarpgroup{"dense_wgmma", {{"WG_M", 2}, {"BN", 128}, {"STAGES", 4}}};
+
+double tflops(const SimulatedDevice& device, const MeasureInput& input, const GemmShape& shape) {
+  const SimulatedTiming t = device.model(input, shape);
+  EXPECT_EQ(t.status, MeasureStatus::kOk) << t.error;
+  return shape.flops() / t.latency_us / 1e6;
+}
+
+TEST(SimulatedDeviceTensorCores, WarpgroupMmaBeatsMmaSyncOnHopper) {
+  const SimulatedDevice h100(GpuSpec{});  // GpuSpec's defaults are H100's
+  const OpSpec op = bf16_op();
+  const GemmShape shape{1, 4096, 4096, 4096};
+  const double mma_sync = tflops(h100, input_for(op, kMmaSync), shape);
+  const double warpgroup = tflops(h100, input_for(op, kWarpgroup), shape);
+  EXPECT_GT(warpgroup, 1.2 * mma_sync);
+  EXPECT_LT(warpgroup, 989.0);
+  EXPECT_LT(mma_sync, 0.65 * 989.0);
+  EXPECT_GT(mma_sync, 2 * 67.0);  // still far above the fp32 SIMT peak
+}
+
+TEST(SimulatedDeviceTensorCores, MmaSyncPaysOnlyOnSm90) {
+  GpuSpec hopper;
+  GpuSpec same_but_sm80 = hopper;
+  same_but_sm80.cc_major = 8;
+  const OpSpec op = bf16_op();
+  const MeasureInput input = input_for(op, kMmaSync);
+  const GemmShape shape{1, 4096, 4096, 4096};
+  const double on_90 = SimulatedDevice(hopper).model(input, shape).tile_efficiency;
+  const double on_80 = SimulatedDevice(same_but_sm80).model(input, shape).tile_efficiency;
+  EXPECT_NEAR(on_90 / on_80, 0.65, 1e-12);
+  const MeasureInput wg = input_for(op, kWarpgroup);
+  EXPECT_EQ(SimulatedDevice(hopper).model(wg, shape).tile_efficiency,
+            SimulatedDevice(same_but_sm80).model(wg, shape).tile_efficiency);
+}
+
+TEST(SimulatedDeviceTensorCores, WarpgroupRegistersAreTheConsumers) {
+  const OpSpec op = bf16_op();
+  const SimulatedTiming t =
+      SimulatedDevice(GpuSpec{}).model(input_for(op, kWarpgroup), GemmShape{1, 256, 4096, 4096});
+  EXPECT_TRUE(t.registers_estimated);
+  EXPECT_EQ(t.registers, 64 + 32);         // BN / 2 accumulators plus bookkeeping
+  EXPECT_EQ(t.resident_blocks_per_sm, 1);  // 133 KB of shared memory per block
+}
+
+}  // namespace
+}  // namespace dietcode
