@@ -10,8 +10,8 @@ namespace dietcode {
 namespace {
 
 std::vector<int64_t> vector_pitches(const OpSpec& op) {
-  return {constant_dim(op, op.transpose_a ? "M" : "K"),
-          constant_dim(op, op.transpose_b ? "K" : "N")};
+  return {constant_dimension(op, op.transpose_a ? "M" : "K"),
+          constant_dimension(op, op.transpose_b ? "K" : "N")};
 }
 
 }  // namespace

@@ -18,8 +18,8 @@ namespace {
 // otherwise H <= P*stride + dilation*(R-1) per axis, with R <= K when R varies too.
 int64_t input_pixels_bound(const SpaceContext& c) {
   const OpSpec& op = c.op;
-  const int64_t h = constant_dim(op, "H"), w = constant_dim(op, "W");
-  const int64_t r = constant_dim(op, "R"), s = constant_dim(op, "S");
+  const int64_t h = constant_dimension(op, "H"), w = constant_dimension(op, "W");
+  const int64_t r = constant_dimension(op, "R"), s = constant_dimension(op, "S");
   int64_t p = 0, q = 0;
   if (h > 0 && w > 0 && r > 0 && s > 0 &&
       conv_output_extent(h, op.pad[0], op.dilation[0], r, op.stride[0], &p) &&
@@ -38,7 +38,7 @@ const TemplateSpace& conv2d_f32_space() {
       "conv2d_f32",
       [](const OpSpec& op) { return op.kind == OpKind::kConv2d && op.dtype == DType::kFloat32; },
       "VEC divides C when C is a constant (else code generation falls back to VEC = 1)",
-      [](const OpSpec& op) { return std::vector<int64_t>{constant_dim(op, "C")}; },
+      [](const OpSpec& op) { return std::vector<int64_t>{constant_dimension(op, "C")}; },
       3,
       {{"input pixels N*H*W < 2^31 (the gather's pixel indices are 32-bit)",
         [](const MicroKernel&, const SpaceContext& c) {

@@ -11,7 +11,7 @@ const TemplateSpace& dense_f32_space() {
       "dense_f32",
       [](const OpSpec& op) { return op.kind == OpKind::kDense && op.dtype == DType::kFloat32; },
       "VEC divides K when K is a constant (else code generation falls back to VEC = 1)",
-      [](const OpSpec& op) { return std::vector<int64_t>{constant_dim(op, "K")}; },
+      [](const OpSpec& op) { return std::vector<int64_t>{constant_dimension(op, "K")}; },
   });
   return space;
 }

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "space/templates.h"
+#include "space/tile_bounds.h"
 
 namespace dietcode {
 
@@ -38,37 +39,6 @@ DenseF32Geometry DenseF32Geometry::of(const MicroKernel& mk) {
   g.register_estimate = tm * tn + 2 * (tm + tn) + in_flight + 2 * per_thread + 32;
   return g;
 }
-
-// Reads the expression's terms directly: a constant has only variable-free terms.
-int64_t constant_dim(const OpSpec& op, const char* name) {
-  auto it = op.dims.find(name);
-  if (it == op.dims.end() || it->second.terms().empty()) return 0;
-  int64_t value = 0;
-  for (const auto& term : it->second.terms()) {
-    if (!term.vars.empty()) return 0;
-    value += term.coeff;
-  }
-  return value;
-}
-
-namespace {
-
-// DietCode bounds a tile by 1.1x the largest extent; rounding up to a power of two keeps a
-// few tiles legal for tiny extents (M = 1 still allows BM = 2).
-int64_t tile_bound(int64_t extent) {
-  const auto bound = int64_t(std::ceil(1.1 * double(std::max<int64_t>(extent, 1))));
-  int64_t p = 1;
-  while (p < bound) p *= 2;
-  return p;
-}
-
-int64_t pow2_ceil(int64_t x) {
-  int64_t p = 1;
-  while (p < x) p *= 2;
-  return p;
-}
-
-}  // namespace
 
 TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant) {
   TemplateSpace s;
@@ -141,17 +111,17 @@ TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant) {
        kAll},
       {"BM <= 1.1 x largest M, rounded up to a power of two",
        [](const MicroKernel& mk, const SpaceContext& c) {
-         return G::of(mk).bm <= tile_bound(c.largest.M);
+         return G::of(mk).bm <= tile_upper_bound(c.largest.M, 1);
        },
        {"WARPS_M", "THREADS_M", "TM"}},
       {"BN <= 1.1 x largest N, rounded up to a power of two",
        [](const MicroKernel& mk, const SpaceContext& c) {
-         return G::of(mk).bn <= tile_bound(c.largest.N);
+         return G::of(mk).bn <= tile_upper_bound(c.largest.N, 1);
        },
        {"WARPS_N", "THREADS_N", "TN"}},
       {"BK <= largest K, rounded up to a power of two",
        [](const MicroKernel& mk, const SpaceContext& c) {
-         return mk.get("BK") <= pow2_ceil(c.largest.K);
+         return mk.get("BK") <= next_power_of_two(c.largest.K);
        },
        {"BK"}},
       {"VEC divides BK",

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "space/template_space.h"
+#include "space/tile_bounds.h"  // constant_dimension
 
 namespace dietcode {
 
@@ -27,8 +28,5 @@ struct SimtGemmF32Variant {
 };
 
 TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant);
-
-// The value of a dimension of the op when it is a constant, else 0 (also 0 when absent).
-int64_t constant_dim(const OpSpec& op, const char* name);
 
 }  // namespace dietcode
