@@ -1,7 +1,17 @@
 // reference_gemm: the obviously correct kernel GPU checks compare micro-kernels against.
-//   Y[b][m][n] = epilogue(sum_k X[b][m][k] * W[b][n][k] (+ bias[n]))
+//   Y[b][m][n] = epilogue(sum_k A(b, m, k) * B(b, n, k) (+ bias[n]))
 // One thread per output, accumulated in double in k order; the epilogue is evaluated in double
 // and rounded once. Slow on purpose: no tiling, no shared memory, nothing to get wrong.
+//
+// How A and B are read (every layout an op can have):
+//   A_K_CONTIGUOUS 1 (default): A(b, m, k) = a[b*stride_a + m*K + k]   dense X, batch_matmul A
+//                  0:           A(b, m, k) = a[b*stride_a + k*M + m]   batch_matmul transpose_a
+//   B_K_CONTIGUOUS 1 (default): B(b, n, k) = b[b*stride_b + n*K + k]   dense W, transpose_b, KRSC
+//                  0:           B(b, n, k) = b[b*stride_b + k*N + n]   batch_matmul B[K,N]
+//   CONV_NHWC 1: A is conv2d's implicit GEMM operand, read through the arguments' conv fields:
+//     m = (n*P + p)*Q + q, k = (r*S + s)*C + c, A(m, k) = X[n, h, w, c] with
+//     h = p*stride_h - pad_h + r*dilation_h, w = q*stride_w - pad_w + s*dilation_w, and 0
+//     outside the input (padding).
 // DTYPE: 0 float32 (default), 1 float16, 2 bfloat16 for X, W, bias and Y (16-bit values are
 // exact in double; the result goes to float, then to 16 bits, rounding to nearest even).
 // Launch: 256 threads as a 16 x 16 patch, grid (ceil(N/16), min(ceil(M/16), 65535), batch);
@@ -13,6 +23,15 @@
 #endif
 #ifndef DTYPE
 #define DTYPE 0
+#endif
+#ifndef A_K_CONTIGUOUS
+#define A_K_CONTIGUOUS 1
+#endif
+#ifndef B_K_CONTIGUOUS
+#define B_K_CONTIGUOUS 1
+#endif
+#ifndef CONV_NHWC
+#define CONV_NHWC 0
 #endif
 
 #if DTYPE == 0
@@ -57,6 +76,33 @@ __device__ __forceinline__ dc_ref_t dc_ref_store(double v) {
 }
 #endif
 
+__device__ __forceinline__ double reference_a(const DietcodeArgs& args, const dc_ref_t* a,
+                                              long long m, long long k) {
+#if CONV_NHWC
+  const long long pq = (long long)args.conv_p * args.conv_q;
+  const long long n = m / pq, p = m % pq / args.conv_q, q = m % args.conv_q;
+  const long long c = k % args.conv_c, r = k / args.conv_c / args.conv_s,
+                  s = k / args.conv_c % args.conv_s;
+  const long long h = p * args.stride_h - args.pad_h + r * args.dilation_h;
+  const long long w = q * args.stride_w - args.pad_w + s * args.dilation_w;
+  if (h < 0 || h >= args.conv_h || w < 0 || w >= args.conv_w) return 0.0;
+  return dc_ref_load(a[((n * args.conv_h + h) * args.conv_w + w) * args.conv_c + c]);
+#elif A_K_CONTIGUOUS
+  return dc_ref_load(a[m * args.k + k]);
+#else
+  return dc_ref_load(a[k * args.m + m]);
+#endif
+}
+
+__device__ __forceinline__ double reference_b(const DietcodeArgs& args, const dc_ref_t* b,
+                                              long long n, long long k) {
+#if B_K_CONTIGUOUS
+  return dc_ref_load(b[n * args.k + k]);
+#else
+  return dc_ref_load(b[k * args.n + n]);
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(256) dietcode_reference_gemm(DietcodeArgs args) {
   const long long m_total = args.m, n_total = args.n, k_total = args.k;
   const long long batch = blockIdx.z;
@@ -70,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(256) dietcode_reference_gemm(Dietco
        m += (long long)gridDim.y * 16) {
     double sum = 0.0;
     for (long long k = 0; k < k_total; ++k)
-      sum += dc_ref_load(x[m * k_total + k]) * dc_ref_load(w[n * k_total + k]);
+      sum += reference_a(args, x, m, k) * reference_b(args, w, n, k);
 #if EPILOGUE == 1 || EPILOGUE == 3 || EPILOGUE == 5
     sum += dc_ref_load(bias[n]);
 #endif

@@ -1,12 +1,13 @@
 // Code generation: a template plus a micro-kernel's values and the op's static facts become
 // one NVRTC translation unit, its options and the plan to launch it. Template-specific rules
-// (which dims are static, when a vector width must fall back) live in one function per
-// template below; the rest is shared.
+// (which dims are static, when a vector width must fall back) live in template_rules.cc; the
+// rest is shared.
 #include <fmt/format.h>
 
 #include <map>
 
 #include "codegen/generated_kernel.h"
+#include "codegen/template_rules.h"
 #include "codegen/template_source.h"
 #include "codegen/tensor_core_rules.h"
 #include "common/error.h"
@@ -41,21 +42,6 @@ const char* dtype_name(DType dtype) {
   return "?";
 }
 
-// The value of a dimension that is a constant, or 0 when it depends on shape variables.
-// (Reads the expression's terms: a constant has only variable-free terms.)
-int64_t static_dim(const OpSpec& op, const char* name) {
-  auto it = op.dims.find(name);
-  if (it == op.dims.end())
-    throw UserError(fmt::format("op \"{}\": no dimension {}", op.name, name));
-  if (it->second.terms().empty()) return 0;
-  int64_t value = 0;
-  for (const auto& term : it->second.terms()) {
-    if (!term.vars.empty()) return 0;
-    value += term.coeff;
-  }
-  return value;
-}
-
 // Every tunable of the space with mk's value or the default; mk may not name others.
 std::map<std::string, int> complete_params(const TemplateSpace& space, const MicroKernel& mk) {
   std::map<std::string, int> params;
@@ -77,22 +63,6 @@ int chain_product(const TemplateSpace& space, const std::map<std::string, int>& 
   throw std::logic_error(space.tmpl + ": no factor chain " + extent);
 }
 
-// dense_f32: N and K become constants when static; a static K that VEC does not divide would
-// misalign vector loads, so VEC falls back to 1 (the kernel is then the VEC=1 kernel).
-void apply_dense_f32_rules(const OpSpec& op, const MicroKernel& mk,
-                           std::map<std::string, int>& params, std::vector<std::string>& options,
-                           LaunchPlan& plan) {
-  // THREADS_N is implied by THREADS_M when a hand-written micro-kernel leaves it out.
-  if (!mk.params.count("THREADS_N") && params.at("THREADS_M") > 0)
-    params["THREADS_N"] = 32 / params.at("THREADS_M");
-  const int64_t n = static_dim(op, "N"), k = static_dim(op, "K");
-  if (k > 0 && k % params.at("VEC") != 0) params["VEC"] = 1;
-  if (n > 0) options.push_back(fmt::format("-DSTATIC_N={}", n));
-  if (k > 0) options.push_back(fmt::format("-DSTATIC_K={}", k));
-  const int load_width = params.at("STAGES") >= 3 ? 1 : params.at("VEC");
-  plan.min_alignment_bytes = 4 * load_width;
-}
-
 }  // namespace
 
 GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
@@ -106,7 +76,7 @@ GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
   out.name = mk.tmpl;
   LaunchPlan& plan = out.plan;
   std::vector<std::string> dim_options;
-  if (mk.tmpl == "dense_f32") apply_dense_f32_rules(op, mk, params, dim_options, plan);
+  apply_template_rules(op, mk, params, dim_options, plan);
   if (is_tensor_core_template(mk.tmpl)) apply_tensor_core_rules(op, params, dim_options, out);
 
   MicroKernel effective{mk.tmpl, params};
@@ -136,15 +106,21 @@ std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu) {
 }
 
 GeneratedKernel generate_reference_kernel(const OpSpec& op) {
-  if (op.kind != OpKind::kDense)
-    throw UserError(
-        fmt::format("the reference kernel computes dense ops only, not op "
-                    "\"{}\" ({}, {})",
-                    op.name, kind_name(op.kind), dtype_name(op.dtype)));
+  if (op.dtype != DType::kFloat32 && op.kind != OpKind::kDense)
+    throw UserError(fmt::format(
+        "the reference kernel computes float32 ops and 16-bit dense ops only, not op \"{}\" "
+        "({}, {})",
+        op.name, kind_name(op.kind), dtype_name(op.dtype)));
   GeneratedKernel out;
   out.name = "reference_gemm";
   out.source = load_template_source("reference_gemm.cu");
   out.options = {fmt::format("-DEPILOGUE={}", static_cast<int>(op.epilogue))};
+  // The layouts it reads (templates/reference_gemm.cu); dense uses the defaults.
+  if (op.kind == OpKind::kBatchMatmul) {
+    out.options.push_back(fmt::format("-DA_K_CONTIGUOUS={}", op.transpose_a ? 0 : 1));
+    out.options.push_back(fmt::format("-DB_K_CONTIGUOUS={}", op.transpose_b ? 1 : 0));
+  }
+  if (op.kind == OpKind::kConv2d) out.options.push_back("-DCONV_NHWC=1");
   // 16-bit elements in and out; the sums stay in double either way.
   if (op.dtype != DType::kFloat32)
     out.options.push_back(fmt::format("-DDTYPE={}", tensor_core_dtype_code(op)));

@@ -56,7 +56,9 @@ std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu);
 GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk);
 
 // The simple reference kernel (templates/reference_gemm.cu, one thread per output, double
-// accumulation, the op's epilogue) that GPU checks compare micro-kernels against.
+// accumulation, the op's operand layout and epilogue) that GPU checks compare micro-kernels
+// against: every float32 op (dense, batch_matmul in any transpose, conv2d NHWC through the
+// arguments' conv geometry). Throws UserError for other dtypes.
 GeneratedKernel generate_reference_kernel(const OpSpec& op);
 
 }  // namespace dietcode

@@ -33,20 +33,23 @@ double activate(Epilogue e, double v) {
   }
 }
 
-}  // namespace
-
-DenseAccumulation dense_accumulate(const float* x, const float* w, int64_t M, int64_t N, int64_t K,
-                                   int threads) {
+// The accumulation every op shares: row m of A (as K contiguous floats) against every row of
+// its B ([N][K]), rows spread over host threads (thread t takes rows t, t + threads, ...).
+// row_of(m, scratch, &w) returns row m of A, gathered into scratch (K floats) when it is not
+// stored contiguously, and sets w to the B that row multiplies.
+template <class RowOf>
+DenseAccumulation accumulate_rows(int64_t M, int64_t N, int64_t K, int threads, RowOf row_of) {
   DenseAccumulation acc;
   acc.M = M, acc.N = N, acc.K = K;
   acc.sum.assign(size_t(M * N), 0.0);
   acc.magnitude.assign(size_t(M * N), 0.0);
   if (threads <= 0) threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  threads = int(std::min<int64_t>(threads, M));
-  // Rows are independent: thread t takes rows t, t + threads, ...
+  threads = int(std::max<int64_t>(1, std::min<int64_t>(threads, M)));
   auto work = [&](int t) {
+    std::vector<float> scratch(static_cast<size_t>(K));
     for (int64_t m = t; m < M; m += threads) {
-      const float* xr = x + m * K;
+      const float* w = nullptr;
+      const float* xr = row_of(m, scratch.data(), &w);
       for (int64_t n = 0; n < N; ++n) {
         const float* wr = w + n * K;
         double s = 0, a = 0;
@@ -65,6 +68,58 @@ DenseAccumulation dense_accumulate(const float* x, const float* w, int64_t M, in
   work(0);
   for (auto& th : pool) th.join();
   return acc;
+}
+
+}  // namespace
+
+DenseAccumulation dense_accumulate(const float* x, const float* w, int64_t M, int64_t N, int64_t K,
+                                   int threads) {
+  return accumulate_rows(M, N, K, threads, [&](int64_t m, float*, const float** b) {
+    *b = w;
+    return x + m * K;
+  });
+}
+
+DenseAccumulation batch_matmul_accumulate(const float* a, const float* b, int64_t batch, int64_t M,
+                                          int64_t N, int64_t K, bool transpose_a, bool transpose_b,
+                                          int threads) {
+  // B as [batch][N][K], transposed once up front when it is stored [batch][K][N].
+  std::vector<float> b_nk;
+  if (!transpose_b) {
+    b_nk.resize(size_t(batch * N * K));
+    for (int64_t e = 0; e < batch; ++e)
+      for (int64_t k = 0; k < K; ++k)
+        for (int64_t n = 0; n < N; ++n) b_nk[size_t((e * N + n) * K + k)] = b[(e * K + k) * N + n];
+  }
+  const float* w = transpose_b ? b : b_nk.data();
+  auto row_of = [&](int64_t row, float* scratch, const float** b_of_row) {
+    const int64_t e = row / M, m = row % M;
+    *b_of_row = w + e * N * K;
+    if (!transpose_a) return a + (e * M + m) * K;
+    for (int64_t k = 0; k < K; ++k) scratch[k] = a[(e * K + k) * M + m];
+    return static_cast<const float*>(scratch);
+  };
+  return accumulate_rows(batch * M, N, K, threads, row_of);
+}
+
+DenseAccumulation conv2d_accumulate(const float* x, const float* wt, const Conv2dShape& g,
+                                    int threads) {
+  const int64_t K = g.r * g.s * g.c;
+  // KRSC: filter f's row is (r, s, c) in the order of the GEMM's columns.
+  auto row_of = [&](int64_t row, float* scratch, const float** b_of_row) {
+    *b_of_row = wt;
+    const int64_t n = row / (g.p * g.q), p = row / g.q % g.p, q = row % g.q;
+    for (int64_t r = 0; r < g.r; ++r)
+      for (int64_t s = 0; s < g.s; ++s) {
+        const int64_t h = p * g.stride_h - g.pad_h + r * g.dilation_h;
+        const int64_t w = q * g.stride_w - g.pad_w + s * g.dilation_w;
+        const bool inside = h >= 0 && h < g.h && w >= 0 && w < g.w;
+        for (int64_t c = 0; c < g.c; ++c)
+          scratch[(r * g.s + s) * g.c + c] = inside ? x[((n * g.h + h) * g.w + w) * g.c + c] : 0.0f;
+      }
+    return static_cast<const float*>(scratch);
+  };
+  return accumulate_rows(g.n * g.p * g.q, g.k, K, threads, row_of);
 }
 
 std::vector<float> dense_apply_epilogue(const DenseAccumulation& acc, const float* bias,

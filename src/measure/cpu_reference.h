@@ -1,5 +1,11 @@
-// The CPU reference for dense: Y = epilogue(X[M,K] . W[N,K]^T (+ bias[N])), accumulated in
-// double, and the check that decides whether a GPU result agrees with it.
+// The CPU reference for every op, accumulated in double, and the check that decides whether a
+// GPU result agrees with it:
+//   dense         Y = epilogue(X[M,K] . W[N,K]^T (+ bias[N]))
+//   batch_matmul  Y[b] = epilogue(A[b] . B[b]) in any transpose combination
+//   conv2d        Y[N,P,Q,K] = epilogue(conv(X[N,H,W,C], Wt[K,R,S,C]) (+ bias[K])), NHWC
+// Each is a GEMM, so each accumulates into the same DenseAccumulation (batch_matmul stacks its
+// batch as rows b*M + m; conv2d's rows are output pixels (n*P + p)*Q + q, its columns filters),
+// and the epilogue and the comparison are shared.
 //
 // The reference is split in two steps because GPU tests compare many micro-kernels and
 // epilogues on prefixes of the same inputs: accumulate once (pre-activation sums and their
@@ -10,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "measure/conv2d_shape.h"
 #include "workload/workload.h"
 
 namespace dietcode {
@@ -27,6 +34,18 @@ struct DenseAccumulation {
 // Accumulates in double, on `threads` host threads (0 = all cores).
 DenseAccumulation dense_accumulate(const float* x, const float* w, int64_t M, int64_t N, int64_t K,
                                    int threads = 0);
+
+// batch_matmul: A stored [batch][M][K] ([batch][K][M] with transpose_a), B stored
+// [batch][K][N] ([batch][N][K] with transpose_b). The result has batch * M rows (row b*M + m)
+// and K-term sums.
+DenseAccumulation batch_matmul_accumulate(const float* a, const float* b, int64_t batch, int64_t M,
+                                          int64_t N, int64_t K, bool transpose_a, bool transpose_b,
+                                          int threads = 0);
+
+// conv2d NHWC: x [N][H][W][C], wt [K][R][S][C]. The result has N*P*Q rows, K columns and
+// R*S*C-term sums; taps that fall into the padding contribute nothing.
+DenseAccumulation conv2d_accumulate(const float* x, const float* wt, const Conv2dShape& shape,
+                                    int threads = 0);
 
 // Y[m,n] for the first `rows` rows of an accumulation (rows <= acc.M): bias added when the
 // epilogue has one (bias must then be non-null), activation applied in double, rounded once.

@@ -252,7 +252,11 @@ std::vector<MeasureResult> GpuMeasurer::measure(const std::vector<MeasureInput>&
     p.candidate.kernel = {input.mk.key() + "|" + input.op->name, *image, input.kernel.plan};
     p.candidate.op = {input.op->name,     input.op->kind,        input.op->dtype,
                       input.op->epilogue, input.op->transpose_a, input.op->transpose_b};
-    for (const Instance& inst : input.instances) p.candidate.shapes.push_back(inst.gemm);
+    for (const Instance& inst : input.instances) {
+      p.candidate.shapes.push_back(inst.gemm);
+      if (input.op->kind == OpKind::kConv2d)
+        p.candidate.conv.push_back(conv2d_shape(*input.op, inst.values));
+    }
     pending.push_back(std::move(p));
   }
 

@@ -109,15 +109,39 @@ std::vector<float> output_floats(const std::string& bytes, DType dtype) {
   return out;
 }
 
-OperandSizes operand_sizes(OpKind kind, const GemmShape& s) {
-  if (kind == OpKind::kConv2d)
-    throw std::invalid_argument("conv2d operands are not supported by the GPU measurer yet");
+OperandSizes operand_sizes(OpKind kind, const GemmShape& s, const Conv2dShape* conv) {
   OperandSizes sizes;
-  sizes.a = s.batch * s.M * s.K;
-  sizes.b = (kind == OpKind::kBatchMatmul ? s.batch : 1) * s.N * s.K;
   sizes.bias = s.N;
   sizes.c = s.batch * s.M * s.N;
+  if (kind == OpKind::kConv2d) {
+    if (!conv) throw std::invalid_argument("conv2d operands need the convolution's geometry");
+    sizes.a = conv->n * conv->h * conv->w * conv->c;
+    sizes.b = conv->k * conv->r * conv->s * conv->c;
+    return sizes;
+  }
+  sizes.a = s.batch * s.M * s.K;
+  sizes.b = (kind == OpKind::kBatchMatmul ? s.batch : 1) * s.N * s.K;
   return sizes;
+}
+
+void set_shape_args(OpKind kind, const GemmShape& s, const Conv2dShape* conv, DietcodeArgs* args) {
+  args->batch = s.batch;
+  args->m = s.M;
+  args->n = s.N;
+  args->k = s.K;
+  // Transposes reorder a batch element's extents, not its size: the strides are the same.
+  args->stride_a = s.M * s.K;
+  args->stride_b = kind == OpKind::kBatchMatmul ? s.N * s.K : 0;
+  args->stride_c = s.M * s.N;
+  if (kind != OpKind::kConv2d) return;
+  if (!conv) throw std::invalid_argument("conv2d arguments need the convolution's geometry");
+  args->conv_n = int(conv->n), args->conv_h = int(conv->h), args->conv_w = int(conv->w);
+  args->conv_c = int(conv->c), args->conv_k = int(conv->k), args->conv_r = int(conv->r);
+  args->conv_s = int(conv->s), args->conv_p = int(conv->p), args->conv_q = int(conv->q);
+  args->stride_h = conv->stride_h, args->stride_w = conv->stride_w;
+  args->pad_h = conv->pad_h, args->pad_w = conv->pad_w;
+  args->dilation_h = conv->dilation_h, args->dilation_w = conv->dilation_w;
+  args->stride_a = 0, args->stride_b = 0;  // one GEMM: the batch lives inside M
 }
 
 OutputComparison compare_outputs(const std::vector<float>& got, const std::vector<float>& want,

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "../templates/dietcode_args.h"  // the kernel ABI, shared with the templates
+#include "measure/conv2d_shape.h"
 #include "workload/workload.h"
 
 namespace dietcode {
@@ -27,11 +29,19 @@ std::string operand_bytes(uint64_t seed, int tag, int64_t count, DType dtype);
 // Raw output bytes in `dtype` back to floats.
 std::vector<float> output_floats(const std::string& bytes, DType dtype);
 
-// Element counts of the operands for one shape.
+// Element counts of the operands for one shape: dense X[M,K], W[N,K] (shared by the batch);
+// batch_matmul A and B per batch element in either layout; conv2d the input N*H*W*C and the
+// weights K*R*S*C, which only its geometry `conv` gives (std::invalid_argument without it).
 struct OperandSizes {
   int64_t a = 0, b = 0, bias = 0, c = 0;
 };
-OperandSizes operand_sizes(OpKind kind, const GemmShape& shape);
+OperandSizes operand_sizes(OpKind kind, const GemmShape& shape, const Conv2dShape* conv = nullptr);
+
+// The shape part of a kernel's arguments for one instance: the GEMM extents, the batch strides
+// of the op's layout (0 for dense's W, which every batch element shares), and for conv2d (with
+// `conv`, else std::invalid_argument) the geometry the implicit GEMM gathers through.
+void set_shape_args(OpKind kind, const GemmShape& shape, const Conv2dShape* conv,
+                    DietcodeArgs* args);
 
 // got agrees with want when every |got - want| <= out_rtol * |want| + 1e-4 * sqrt(K): output
 // rounding (out_rtol: 1e-5 for fp32, 2e-3 for fp16, 1e-2 for bf16) plus fp32 accumulation in

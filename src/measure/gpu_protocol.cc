@@ -57,6 +57,13 @@ json to_json(const WorkerCandidate& c) {
               {"transpose_b", c.op.transpose_b}}},
             {"shapes", shapes},
             {"check_shapes", c.check_shapes}};
+  if (!c.conv.empty()) {
+    json conv = json::array();
+    for (const Conv2dShape& g : c.conv)
+      conv.push_back({g.n, g.h, g.w, g.c, g.k, g.r, g.s, g.p, g.q, g.stride_h, g.stride_w, g.pad_h,
+                      g.pad_w, g.dilation_h, g.dilation_w});
+    j["conv"] = conv;
+  }
   if (c.reference) j["reference"] = kernel_to_json(*c.reference);
   return j;
 }
@@ -75,6 +82,20 @@ WorkerCandidate candidate_from_json(const json& j) {
     for (const json& s : j.at("shapes"))
       c.shapes.push_back({s.at(0).get<int64_t>(), s.at(1).get<int64_t>(), s.at(2).get<int64_t>(),
                           s.at(3).get<int64_t>()});
+    if (j.contains("conv")) {
+      for (const json& g : j.at("conv")) {
+        Conv2dShape shape;
+        int64_t* extents[] = {&shape.n, &shape.h, &shape.w, &shape.c, &shape.k,
+                              &shape.r, &shape.s, &shape.p, &shape.q};
+        int* attributes[] = {&shape.stride_h, &shape.stride_w,   &shape.pad_h,
+                             &shape.pad_w,    &shape.dilation_h, &shape.dilation_w};
+        for (size_t i = 0; i < 9; ++i) *extents[i] = g.at(i).get<int64_t>();
+        for (size_t i = 0; i < 6; ++i) *attributes[i] = g.at(9 + i).get<int>();
+        c.conv.push_back(shape);
+      }
+      if (c.conv.size() != c.shapes.size())
+        throw std::invalid_argument("conv geometries do not match the shapes");
+    }
     c.check_shapes = j.at("check_shapes").get<std::vector<int>>();
     for (int index : c.check_shapes)
       if (index < 0 || size_t(index) >= c.shapes.size())

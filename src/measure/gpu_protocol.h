@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "codegen/generated_kernel.h"
+#include "measure/conv2d_shape.h"
 #include "measure/measurer.h"
 #include "workload/workload.h"
 
@@ -51,6 +52,7 @@ struct WorkerCandidate {
   WorkerKernel kernel;
   WorkerOp op;
   std::vector<GemmShape> shapes;          // to time on
+  std::vector<Conv2dShape> conv;          // conv2d only: each shape's geometry, parallel to shapes
   std::vector<int> check_shapes;          // indices into shapes to check the result on
   std::optional<WorkerKernel> reference;  // the naive kernel results are compared with
 };

@@ -145,8 +145,9 @@ class GpuWorker {
       o.seed = seed;
     }
     OperandSizes need;
-    for (const GemmShape& s : c.shapes) {
-      OperandSizes z = operand_sizes(c.op.kind, s);
+    for (size_t i = 0; i < c.shapes.size(); ++i) {
+      const GemmShape& s = c.shapes[i];
+      OperandSizes z = operand_sizes(c.op.kind, s, conv_of(c, i));
       need = {std::max(need.a, z.a), std::max(need.b, z.b), std::max(need.bias, z.bias),
               std::max(need.c, z.c)};
       workspace_bytes_ = std::max(workspace_bytes_, c.kernel.plan.workspace_bytes(s));
@@ -168,20 +169,19 @@ class GpuWorker {
     return o;
   }
 
-  DietcodeArgs args(const Operands& o, const WorkerOp& op, const GemmShape& s) const {
+  // Shape i of a candidate: its GEMM and, for conv2d, its geometry.
+  static const Conv2dShape* conv_of(const WorkerCandidate& c, size_t i) {
+    return i < c.conv.size() ? &c.conv[i] : nullptr;
+  }
+
+  DietcodeArgs args(const Operands& o, const WorkerCandidate& c, size_t shape) const {
     DietcodeArgs a{};
     a.a = device_pointer(o.a);
     a.b = device_pointer(o.b);
-    a.bias = has_bias(op.epilogue) ? device_pointer(o.bias) : nullptr;
+    a.bias = has_bias(c.op.epilogue) ? device_pointer(o.bias) : nullptr;
     a.c = device_pointer(o.c);
     a.workspace = device_pointer(workspace_);
-    a.batch = s.batch;
-    a.m = s.M;
-    a.n = s.N;
-    a.k = s.K;
-    a.stride_a = s.M * s.K;
-    a.stride_b = op.kind == OpKind::kBatchMatmul ? s.N * s.K : 0;
-    a.stride_c = s.M * s.N;
+    set_shape_args(c.op.kind, c.shapes[shape], conv_of(c, shape), &a);
     return a;
   }
 
@@ -202,21 +202,24 @@ class GpuWorker {
   }
 
   std::vector<float> download_c(const Operands& o, const WorkerOp& op, const GemmShape& s) {
-    std::string bytes(size_t(operand_sizes(op.kind, s).c) * dtype_bytes(op.dtype), '\0');
+    std::string bytes(size_t(s.batch * s.M * s.N) * dtype_bytes(op.dtype), '\0');
     o.c.download(bytes.data(), bytes.size());
     return output_floats(bytes, op.dtype);
   }
 
   // The reference kernel's output for a shape, computed once per (op, dtype, seed, shape).
-  std::vector<float> reference_output(const WorkerCandidate& c, const GemmShape& s, Operands& o) {
+  std::vector<float> reference_output(const WorkerCandidate& c, size_t shape, Operands& o) {
+    const GemmShape& s = c.shapes[shape];
     std::string key = fmt::format("{}|{}|{}|{},{},{},{}", c.op.name, int(c.op.dtype), o.seed,
                                   s.batch, s.M, s.N, s.K);
+    if (const Conv2dShape* g = conv_of(c, shape))  // two geometries can share a GEMM shape
+      key += fmt::format("|{},{},{},{},{},{}", g->n, g->h, g->w, g->c, g->r, g->s);
     auto it = references_.find(key);
     if (it != references_.end()) return it->second;
     if (references_.size() >= kMaxCachedReferences) references_.clear();
     try {
       o.c.fill_bytes(0xFF);
-      launch(load(*c.reference), c.reference->plan, s, args(o, c.op, s));
+      launch(load(*c.reference), c.reference->plan, s, args(o, c, shape));
       context_->synchronize();
       return references_[key] = download_c(o, c.op, s);
     } catch (const CudaError& e) {  // our kernel, not the candidate: a bug to report as such
@@ -238,12 +241,12 @@ class GpuWorker {
       Operands& o = prepare(c, seed);
       std::vector<std::vector<float>> wants;  // first: loading the reference may evict modules
       for (int index : c.check_shapes)
-        if (c.reference) wants.push_back(reference_output(c, c.shapes[size_t(index)], o));
+        if (c.reference) wants.push_back(reference_output(c, size_t(index), o));
       LoadedKernel& k = load(c.kernel);
       for (size_t i = 0; i < c.check_shapes.size(); ++i) {
         const GemmShape& s = c.shapes[size_t(c.check_shapes[i])];
         o.c.fill_bytes(0xFF);  // NaN: an element the kernel never writes cannot pass
-        launch(k, c.kernel.plan, s, args(o, c.op, s));
+        launch(k, c.kernel.plan, s, args(o, c, size_t(c.check_shapes[i])));
         context_->synchronize();
         if (wants.empty()) continue;
         OutputComparison cmp = compare_outputs(download_c(o, c.op, s), wants[i], s, c.op.dtype);
@@ -310,7 +313,7 @@ class GpuWorker {
           for (size_t s = 0; s < c.shapes.size(); ++s) {
             if (flush) flush_.fill_words(uint32_t(round));
             events[i][s].first.record(nullptr);
-            launch(k, c.kernel.plan, c.shapes[s], args(o, c.op, c.shapes[s]));
+            launch(k, c.kernel.plan, c.shapes[s], args(o, c, s));
             events[i][s].second.record(nullptr);
           }
           for (size_t s = 0; s < c.shapes.size(); ++s) {

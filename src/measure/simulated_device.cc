@@ -6,6 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
+
+#include "measure/conv2d_shape.h"
 
 namespace dietcode {
 
@@ -44,6 +47,19 @@ bool is_tensor_core(DType dtype) { return dtype != DType::kFloat32; }
 // Warp-specialized warpgroup-MMA templates (dense_wgmma), by the conventional tunable WG_M:
 // consumer warpgroups issue m64 x BN MMAs straight from shared memory.
 bool is_warpgroup_mma(const MicroKernel& mk) { return mk.get_or("WG_M", 0) > 0; }
+
+// A conv2d shape's geometry, found through the instance that has this GEMM shape: the GEMM
+// view overstates the input R*S/stride^2-fold (the taps of neighbouring pixels overlap).
+std::optional<Conv2dShape> conv_geometry(const MeasureInput& input, const GemmShape& shape) {
+  if (input.op->kind != OpKind::kConv2d) return std::nullopt;
+  for (const Instance& inst : input.instances) {
+    const GemmShape& g = inst.gemm;
+    if (g.batch == shape.batch && g.M == shape.M && g.N == shape.N && g.K == shape.K)
+      return conv2d_shape(*input.op, inst.values);
+  }
+  return std::nullopt;
+}
+
 int element_bytes(DType dtype) { return dtype == DType::kFloat32 ? 4 : 2; }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int round_up(int value, int unit) { return int(ceil_div(value, unit) * unit); }
@@ -237,11 +253,15 @@ SimulatedTiming SimulatedDevice::model(const MeasureInput& input, const GemmShap
   int64_t tail = t.blocks_on_busiest_sm % t.resident_blocks_per_sm;
   t.compute_us = full_waves * wave_us(t.resident_blocks_per_sm) + (tail ? wave_us(tail) : 0);
 
-  // Memory: operands and output cross DRAM once; tiles cross L2 once per block.
+  // Memory: operands and output cross DRAM once; tiles cross L2 once per block (an implicit
+  // GEMM's gathered A tile too: overlapping taps are L2 hits, not DRAM traffic). Every batch
+  // element of a batch_matmul has its own B; a dense layer's batch is 1.
   int eb = element_bytes(dtype);
   double mn = double(shape.batch) * shape.M * shape.N;
-  double dram_bytes =
-      double(shape.batch) * (double(shape.M) * shape.K + double(shape.N) * shape.K) * eb + mn * eb;
+  double a_elements = double(shape.batch) * shape.M * shape.K;
+  if (auto conv = conv_geometry(input, shape))
+    a_elements = double(conv->n) * conv->h * conv->w * conv->c;
+  double dram_bytes = (a_elements + double(shape.batch) * shape.N * shape.K) * eb + mn * eb;
   double l2_bytes = double(t.blocks) * (plan.tile_m + plan.tile_n) * double(k_tiles * bk) * eb;
   double partials = plan.split_k > 1 ? mn * plan.split_k * 4 : 0;               // fp32 partial sums
   if (plan.split_k > 1 && plan.reduce_entry.empty()) l2_bytes += 2 * partials;  // atomics in L2

@@ -21,7 +21,8 @@
 //               Padding is real work: M = 129 with tile_m = 128 costs what M = 256 costs.
 //   memory      DRAM bytes (operands once, output, split-K partials) over bandwidth, and
 //               L2-to-SM tile traffic over an L2 bandwidth; the kernel takes the larger of
-//               compute and memory time.
+//               compute and memory time. A conv2d's A is its input N*H*W*C, not the implicit
+//               GEMM's M x K (found through the instance with that GEMM shape).
 //   split-K     partial sums through a workspace, then a reduction kernel (another launch).
 //   launch      a fixed launch overhead per kernel (~3 us, as CUDA events see it).
 //   noise       optional multiplicative lognormal noise, a deterministic function of the seed,
@@ -74,7 +75,8 @@ class SimulatedDevice : public Measurer {
   // for a launch plan that cannot be launched). Never throws for a candidate.
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override;
 
-  // The noise-free model for one shape. input.op must be set.
+  // The noise-free model for one shape. input.op must be set; for a conv2d op the shape should
+  // be one of input.instances' (else its input is counted as the GEMM's M x K).
   SimulatedTiming model(const MeasureInput& input, const GemmShape& shape) const;
 
   // The multiplicative noise for one (candidate, instance): exp(sigma * z), z ~ N(0, 1) drawn

@@ -8,8 +8,9 @@
 namespace dietcode {
 
 const std::vector<const TemplateSpace*>& all_template_spaces() {
-  static const std::vector<const TemplateSpace*> all = {&dense_f32_space(), &dense_tc_space(),
-                                                        &dense_wgmma_space()};
+  static const std::vector<const TemplateSpace*> all = {
+      &dense_f32_space(), &batch_matmul_f32_space(), &conv2d_f32_space(), &dense_tc_space(),
+      &dense_wgmma_space()};
   return all;
 }
 

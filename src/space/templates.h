@@ -1,5 +1,6 @@
 // The micro-kernel templates dietcode ships, one TemplateSpace each (templates/<name>.cu), and
-// the geometry of dense_f32 that its space, its code generation and its tests share.
+// the geometry of the fp32 SIMT GEMM core (templates/gemm_core_f32.cuh) that dense_f32,
+// batch_matmul_f32 and conv2d_f32 share with their spaces, code generation and tests.
 #pragma once
 
 #include "space/micro_kernel.h"
@@ -8,9 +9,12 @@
 namespace dietcode {
 
 const TemplateSpace& dense_f32_space();
+const TemplateSpace& batch_matmul_f32_space();  // any transpose combination
+const TemplateSpace& conv2d_f32_space();        // NHWC, KRSC weights, implicit GEMM
 
-// What a dense_f32 micro-kernel asks of the GPU, computed exactly as the template does
-// (templates/dense_f32.cu, namespace dc) so a launch plan and the kernel agree.
+// What an fp32 SIMT GEMM micro-kernel asks of the GPU, computed exactly as the core does
+// (templates/gemm_core_f32.cuh, namespace dc) so a launch plan and the kernel agree. The name
+// is historical: every fp32 SIMT template has this geometry.
 struct DenseF32Geometry {
   int threads = 0;
   int bm = 0, bn = 0;    // block tile
@@ -19,6 +23,7 @@ struct DenseF32Geometry {
   // Registers per thread, an upper estimate: accumulators, fragments of two k-steps, loads in
   // flight and their addresses, and a fixed share for indices. ptxas has the last word.
   int register_estimate = 0;
+  int a_rows_per_thread = 0;  // rows of an A tile one thread loads per k-tile
 
   // Throws std::out_of_range when a tunable is missing.
   static DenseF32Geometry of(const MicroKernel& mk);

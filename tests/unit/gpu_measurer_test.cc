@@ -275,7 +275,8 @@ TEST_F(GpuMeasurerTest, TheReferenceIsGeneratedAndCompiledOncePerOpWithTheGivenC
 
 TEST_F(GpuMeasurerTest, AnOpWithoutAReferenceKernelIsStillRunAloneFirst) {
   RecordingCompiler compiler;
-  op_.kind = OpKind::kBatchMatmul;  // the reference kernel computes dense only
+  op_.kind = OpKind::kBatchMatmul;  // the reference kernel computes 16-bit dense only
+  op_.dtype = DType::kFloat16;
   GpuMeasurer measurer = make(/*reference=*/ReferenceProvider(), &compiler);
   auto results = measurer.measure({input("wrong"), input("hang_on_check")});
   EXPECT_EQ(results[0].status, MeasureStatus::kOk);  // nothing to compare with

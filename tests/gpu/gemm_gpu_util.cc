@@ -1,0 +1,132 @@
+#include "gpu/gemm_gpu_util.h"
+
+#include <cmath>
+#include <future>
+#include <random>
+
+namespace dietcode::testing {
+
+const TestGpu& test_gpu() {
+  static const TestGpu g = [] {
+    TestGpu g;
+    g.d = driver_or_null(&g.error);
+    if (!g.d) return g;
+    CUdevice dev;
+    CUcontext ctx;
+    int major = 0, minor = 0;
+    if (g.d->cuInit(0) != CUDA_SUCCESS || g.d->cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+        g.d->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) !=
+            CUDA_SUCCESS ||
+        g.d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
+            CUDA_SUCCESS ||
+        g.d->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
+        g.d->cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
+      g.error = "no usable GPU 0";
+      g.d = nullptr;
+      return g;
+    }
+    g.arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    return g;
+  }();
+  return g;
+}
+
+namespace {
+
+std::string check(CUresult rc, const char* what) {
+  return rc == CUDA_SUCCESS ? std::string() : std::string(what) + ": " + cuda_error_name(rc);
+}
+
+}  // namespace
+
+GpuBuffer::~GpuBuffer() {
+  if (ptr_) test_gpu().d->cuMemFree(ptr_);
+}
+
+std::string GpuBuffer::reserve(size_t bytes) {
+  if (bytes <= bytes_) return "";
+  const Driver& d = *test_gpu().d;
+  if (ptr_) d.cuMemFree(ptr_);
+  ptr_ = 0;
+  bytes_ = 0;
+  if (auto e = check(d.cuMemAlloc(&ptr_, bytes), "cuMemAlloc"); !e.empty()) return e;
+  bytes_ = bytes;
+  return "";
+}
+
+std::string GpuBuffer::upload(const std::vector<float>& host) {
+  if (auto e = reserve(host.size() * 4); !e.empty()) return e;
+  return check(test_gpu().d->cuMemcpyHtoD(ptr_, host.data(), host.size() * 4), "cuMemcpyHtoD");
+}
+
+std::string GpuBuffer::download(std::vector<float>& host, size_t count) const {
+  host.resize(count);
+  return check(test_gpu().d->cuMemcpyDtoH(host.data(), ptr_, count * 4), "cuMemcpyDtoH");
+}
+
+std::string GpuBuffer::fill_nan(size_t count) {
+  if (auto e = reserve(count * 4); !e.empty()) return e;
+  return check(test_gpu().d->cuMemsetD32(ptr_, 0x7fc00000u, count), "cuMemsetD32");
+}
+
+void compile_all(std::vector<CompiledKernel>& kernels) {
+  std::vector<std::future<NvrtcBuild>> builds;
+  for (const CompiledKernel& k : kernels)
+    builds.push_back(std::async(std::launch::async, [&k] {
+      return nvrtc_build(k.kernel.name + ".cu", k.kernel.source, k.kernel.options, test_gpu().arch);
+    }));
+  for (size_t i = 0; i < kernels.size(); ++i) kernels[i].build = builds[i].get();
+}
+
+std::string launch_and_wait(const CompiledKernel& k, DietcodeArgs args, const GemmShape& shape) {
+  const Driver& d = *test_gpu().d;
+  const LaunchPlan& plan = k.kernel.plan;
+  if (!k.build.ok) return "the kernel did not compile: " + k.build.log;
+  CUmodule module = nullptr;
+  if (auto e = check(d.cuModuleLoadData(&module, k.build.cubin.data()), "cuModuleLoadData");
+      !e.empty())
+    return e;
+  std::string error;
+  static GpuBuffer workspace;  // one test thread: shared by every launch
+  CUfunction main = nullptr, reduce = nullptr;
+  error = check(d.cuModuleGetFunction(&main, module, plan.entry.c_str()), "cuModuleGetFunction");
+  if (error.empty() && plan.dynamic_smem_bytes > 48 * 1024)
+    error = check(d.cuFuncSetAttribute(main, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       plan.dynamic_smem_bytes),
+                  "cuFuncSetAttribute");
+  if (error.empty() && plan.workspace_bytes(shape) > 0) {
+    error = workspace.reserve(size_t(plan.workspace_bytes(shape)));
+    args.workspace = workspace.as_arg();
+  }
+  void* params[] = {&args};
+  unsigned g[3];
+  if (error.empty()) {
+    plan.grid(shape, g);
+    error = check(d.cuLaunchKernel(main, g[0], g[1], g[2], unsigned(plan.threads), 1, 1,
+                                   unsigned(plan.dynamic_smem_bytes), nullptr, params, nullptr),
+                  "cuLaunchKernel");
+  }
+  if (error.empty() && !plan.reduce_entry.empty()) {
+    error = check(d.cuModuleGetFunction(&reduce, module, plan.reduce_entry.c_str()),
+                  "cuModuleGetFunction(reduce)");
+    if (error.empty()) {
+      plan.reduce_grid(shape, g);
+      error = check(d.cuLaunchKernel(reduce, g[0], g[1], g[2], unsigned(plan.reduce_threads), 1, 1,
+                                     0, nullptr, params, nullptr),
+                    "cuLaunchKernel(reduce)");
+    }
+  }
+  if (error.empty()) error = check(d.cuCtxSynchronize(), "cuCtxSynchronize");
+  d.cuModuleUnload(module);
+  return error;
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+}  // namespace dietcode::testing
