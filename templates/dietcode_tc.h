@@ -18,6 +18,7 @@
 #define DIETCODE_TC_H_
 
 #include "dietcode_args.h"
+#include "dietcode_splitk.h"
 
 #ifndef DTYPE
 #define DTYPE 2  // 1 f16, 2 bf16
@@ -216,30 +217,15 @@ __device__ __forceinline__ void store_partial_pair(float* __restrict__ out, long
 }
 
 // ---- Split-K reduction ---------------------------------------------------------------------
-// Y = epilogue(sum of the kSplitK fp32 slices in slice order), rounded to the element type:
-// deterministic whatever order the slices were written in. Each block covers
-// 4 * blockDim.x consecutive outputs (the launch plan's reduce grid); n is N.
+// Y = epilogue(sum of the kSplitK fp32 slices in slice order), rounded to the element type;
+// the summing loop is shared with every template (dietcode_splitk.h). n is N.
 template <int kSplitK>
 __device__ __forceinline__ void reduce_partials(const DietcodeArgs& args, long long n) {
-  const long long mn = args.m * n;
-  const long long total = args.batch * mn;
-  const float* ws = static_cast<const float*>(args.workspace);
   const elem_t* bias = static_cast<const elem_t*>(args.bias);
   elem_t* c = static_cast<elem_t*>(args.c);
-  const long long first = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const long long e = first + (long long)j * blockDim.x;
-    if (e >= total) return;
-    const long long batch = e / mn;
-    const long long r = e - batch * mn;
-    const float* slice = ws + batch * kSplitK * mn + r;
-    float sum = 0.0f;
-#pragma unroll
-    for (int s = 0; s < kSplitK; ++s) sum += slice[s * mn];  // fixed order: deterministic
-    const int col = (int)(r % n);
-    c[batch * args.stride_c + r] = from_float(apply_epilogue(sum, bias_at(bias, col)));
-  }
+  reduce_split_k<kSplitK>(args, args.m, n, [&](long long offset, int col, float sum) {
+    c[offset] = from_float(apply_epilogue(sum, bias_at(bias, col)));
+  });
 }
 
 }  // namespace dc

@@ -112,6 +112,8 @@
 #error "cp.async (STAGES >= 3) needs sm_80 or newer"
 #endif
 
+#include "dietcode_splitk.h"
+
 namespace dc {
 
 constexpr int kThreads = WARPS_M * WARPS_N * 32;
@@ -439,29 +441,15 @@ __device__ __forceinline__ void gemm_block(const DietcodeArgs& args, float* smem
   }
 }
 
-// Split-K reduction: C = epilogue(sum over slices in slice order). Each block covers
-// 4 * blockDim.x consecutive outputs of all batch elements; launched only when SPLITK > 1.
+// Split-K reduction: C = epilogue(sum over slices in slice order); launched only when
+// SPLITK > 1. The summing loop is shared with every template (dietcode_splitk.h).
 __device__ __forceinline__ void split_k_reduce(const DietcodeArgs& args) {
-  const long long m = extent_m(args);
-  const long long n = extent_n(args);
-  const long long mn = m * n;
-  const long long total = args.batch * mn;
-  const float* ws = static_cast<const float*>(args.workspace);
   const float* bias = static_cast<const float*>(args.bias);
   float* c = static_cast<float*>(args.c);
-  const long long first = (long long)blockIdx.x * blockDim.x * 4 + threadIdx.x;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const long long e = first + (long long)j * blockDim.x;
-    if (e >= total) return;
-    const long long batch = e / mn;
-    const long long r = e - batch * mn;
-    const float* slice = ws + batch * SPLITK * mn + r;
-    float sum = 0.0f;
-#pragma unroll
-    for (int s = 0; s < SPLITK; ++s) sum += slice[s * mn];  // fixed order: deterministic
-    c[batch * args.stride_c + r] = apply_epilogue(sum, bias, (int)(r % n));
-  }
+  reduce_split_k<SPLITK>(args, extent_m(args), extent_n(args),
+                         [&](long long offset, int col, float sum) {
+                           c[offset] = apply_epilogue(sum, bias, col);
+                         });
 }
 
 }  // namespace dc
