@@ -6,26 +6,12 @@
 #include <fmt/format.h>
 
 #include "common/error.h"
+#include "space/tile_bounds.h"
 #include "workload/op_layout.h"
 
 namespace dietcode {
 
 namespace {
-
-// The value of a dimension that is a constant, or 0 when it depends on shape variables.
-// (Reads the expression's terms: a constant has only variable-free terms.)
-int64_t static_dim(const OpSpec& op, const char* name) {
-  auto it = op.dims.find(name);
-  if (it == op.dims.end())
-    throw UserError(fmt::format("op \"{}\": no dimension {}", op.name, name));
-  if (it->second.terms().empty()) return 0;
-  int64_t value = 0;
-  for (const auto& term : it->second.terms()) {
-    if (!term.vars.empty()) return 0;
-    value += term.coeff;
-  }
-  return value;
-}
 
 void define(std::vector<std::string>& options, const char* name, int64_t value) {
   options.push_back(fmt::format("-D{}={}", name, value));
@@ -107,6 +93,12 @@ void conv2d_rules(const OpSpec& op, const MicroKernel& mk, std::map<std::string,
 }
 
 }  // namespace
+
+int64_t static_dim(const OpSpec& op, const char* name) {
+  if (!op.dims.count(name))
+    throw UserError(fmt::format("op \"{}\": no dimension {}", op.name, name));
+  return constant_dimension(op, name);
+}
 
 void apply_template_rules(const OpSpec& op, const MicroKernel& mk,
                           std::map<std::string, int>& params, std::vector<std::string>& options,

@@ -14,6 +14,10 @@ namespace dietcode {
 // Adjusts params (the micro-kernel's tunables, defaults filled in), appends the op-derived
 // -D options and sets plan.min_alignment_bytes for templates that have rules; a template
 // without any is left alone. Throws UserError when the op lacks a dimension the template reads.
+// The value of a constant dimension of the op, 0 when it depends on shape variables; a
+// dimension the op lacks is a UserError naming the op (a template applied to the wrong op).
+int64_t static_dim(const OpSpec& op, const char* name);
+
 void apply_template_rules(const OpSpec& op, const MicroKernel& mk,
                           std::map<std::string, int>& params, std::vector<std::string>& options,
                           LaunchPlan& plan);

@@ -2,27 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "codegen/template_rules.h"
 #include "common/error.h"
 
 namespace dietcode {
 
-namespace {
-
-// The value of a constant dimension, 0 when it depends on shape variables.
-int64_t constant_value(const OpSpec& op, const char* name) {
-  auto it = op.dims.find(name);
-  if (it == op.dims.end())
-    throw UserError(fmt::format("op \"{}\": no dimension {}", op.name, name));
-  if (it->second.terms().empty()) return 0;
-  int64_t value = 0;
-  for (const auto& term : it->second.terms()) {
-    if (!term.vars.empty()) return 0;
-    value += term.coeff;
-  }
-  return value;
-}
-
-}  // namespace
 
 bool is_tensor_core_template(const std::string& tmpl) {
   return tmpl == "dense_tc" || tmpl == "dense_wgmma";
@@ -39,7 +23,7 @@ void apply_tensor_core_rules(const OpSpec& op, const std::map<std::string, int>&
                              std::vector<std::string>& options, GeneratedKernel& kernel) {
   (void)params;
   options.push_back(fmt::format("-DDTYPE={}", tensor_core_dtype_code(op)));
-  const int64_t n = constant_value(op, "N"), k = constant_value(op, "K");
+  const int64_t n = static_dim(op, "N"), k = static_dim(op, "K");
   if (n > 0) options.push_back(fmt::format("-DSTATIC_N={}", n));
   if (k > 0) options.push_back(fmt::format("-DSTATIC_K={}", k));
   // 16-byte cp.async reads X and W rows, which start on 16-byte boundaries only when the
