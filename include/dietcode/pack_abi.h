@@ -4,7 +4,7 @@
  *   `dietcode build WORKLOAD.json` writes libNAME.so and NAME.h. The .so holds, for every
  *   operator of the workload, the chosen micro-kernels (a CUBIN per target arch plus PTX for
  *   newer GPUs) and a decision tree that maps shape-variable values to one of them. It exports
- *   the five functions below and one typed wrapper per operator (declared in NAME.h), nothing
+ *   the six functions below and one typed wrapper per operator (declared in NAME.h), nothing
  *   else. Any C or C++ program, or Python through ctypes, can link or dlopen it.
  *
  * NO DRIVER AT LINK TIME
@@ -36,7 +36,11 @@
  *
  * ARCHITECTURES
  *   dietcode_launch picks the CUBIN for the current GPU's arch, falls back to PTX for a newer
- *   GPU, and returns DIETCODE_ERR_ARCH_MISMATCH for an older one.
+ *   GPU, and returns DIETCODE_ERR_ARCH_MISMATCH for an older one. A pack may hold kernels
+ *   that run on one arch only (wgmma: sm_90a); it then carries one dispatcher per group of
+ *   archs (e.g. one for sm_90a over every kernel, one for sm_80 without the sm_90a-only
+ *   ones), and dietcode_launch and dietcode_select_arch pick the dispatcher by the GPU the
+ *   way they pick the CUBIN. The manifest lists them under each op's "dispatchers".
  *
  * This header is valid C99 and C++. */
 #ifndef DIETCODE_PACK_ABI_H_
@@ -54,7 +58,7 @@
 #endif
 #endif
 
-#define DIETCODE_ABI_VERSION 1
+#define DIETCODE_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,8 +85,15 @@ DIETCODE_API const char* dietcode_manifest(void);
 DIETCODE_API const char* dietcode_last_error(void);
 
 /* Kernel id that the dispatcher picks for these shape-variable values (in manifest order);
- * negative DIETCODE_ERR_* on error. Pure host code: no GPU needed. */
+ * negative DIETCODE_ERR_* on error. Pure host code: no GPU needed. Answers for the newest arch
+ * the pack was built for (see ARCHITECTURES). */
 DIETCODE_API int dietcode_select(const char* op, const int64_t* shape_values, int n_values);
+
+/* The same for a GPU of compute capability `cc` (major * 10 + minor: 80 for an A100, 90 for an
+ * H100): the kernel dietcode_launch runs there. -DIETCODE_ERR_ARCH_MISMATCH when the pack has
+ * no CUBIN or PTX that runs on it. Pure host code. */
+DIETCODE_API int dietcode_select_arch(const char* op, int cc, const int64_t* shape_values,
+                                      int n_values);
 
 /* Launch op on `stream` (a CUstream/cudaStream_t, NULL = default stream) in the current CUDA
  * context. args: device pointers in the op's argument order. Arguments are checked before any

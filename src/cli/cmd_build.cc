@@ -68,18 +68,32 @@ std::string join(const std::vector<std::string>& items, const char* sep = ", ") 
 
 nlohmann::json report_json(const PackBuildReport& r) {
   nlohmann::json ops = nlohmann::json::array();
-  for (const OpBuildReport& op : r.ops)
+  for (const OpBuildReport& op : r.ops) {
+    // The first dispatcher's figures at the top level (it serves the newest arch); every
+    // dispatcher, that one included, under "dispatchers".
+    const DispatcherReport& first = op.dispatchers.at(0);
+    nlohmann::json dispatchers = nlohmann::json::array();
+    for (const DispatcherReport& d : op.dispatchers)
+      dispatchers.push_back({{"archs", d.archs},
+                             {"kernels", d.kernels},
+                             {"leaves", d.leaves},
+                             {"depth", d.depth},
+                             {"mean_regret_us", d.quality.mean_regret_us},
+                             {"max_regret_us", d.quality.max_regret_us},
+                             {"mean_regret_pct", d.quality.mean_regret_pct}});
     ops.push_back({{"op", op.op},
                    {"tuned", op.tuned},
                    {"candidates", op.candidates},
                    {"instances", op.instances},
                    {"kernels", op.kernels},
-                   {"leaves", op.leaves},
-                   {"depth", op.depth},
-                   {"mean_regret_us", op.quality.mean_regret_us},
-                   {"max_regret_us", op.quality.max_regret_us},
-                   {"mean_regret_pct", op.quality.mean_regret_pct},
+                   {"leaves", first.leaves},
+                   {"depth", first.depth},
+                   {"mean_regret_us", first.quality.mean_regret_us},
+                   {"max_regret_us", first.quality.max_regret_us},
+                   {"mean_regret_pct", first.quality.mean_regret_pct},
+                   {"dispatchers", dispatchers},
                    {"dropped", op.dropped}});
+  }
   return {{"library", r.files.library.string()},
           {"header", r.files.header.string()},
           {"library_bytes", r.files.library_bytes},
@@ -95,14 +109,23 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
   std::printf("%-16s %10s %9s %7s %6s %5s  %s\n", "op", "candidates", "instances", "kernels",
               "leaves", "depth", "time lost (weighted mean, max)");
   bool untuned = false;
+  auto lost = [](const OpBuildReport& op, const DispatcherReport& d) {
+    return op.tuned ? fmt::format("{:.3f} us ({:.2f}%), max {:.3f} us", d.quality.mean_regret_us,
+                                  d.quality.mean_regret_pct, d.quality.max_regret_us)
+                    : "untuned";
+  };
   for (const OpBuildReport& op : r.ops) {
-    std::string lost =
-        op.tuned ? fmt::format("{:.3f} us ({:.2f}%), max {:.3f} us", op.quality.mean_regret_us,
-                               op.quality.mean_regret_pct, op.quality.max_regret_us)
-                 : "untuned";
     untuned = untuned || !op.tuned;
+    const DispatcherReport& first = op.dispatchers.at(0);
     std::printf("%-16s %10d %9d %7d %6d %5d  %s\n", op.op.c_str(), op.candidates, op.instances,
-                op.kernels, op.leaves, op.depth, lost.c_str());
+                op.kernels, first.leaves, first.depth, lost(op, first).c_str());
+    // Several dispatchers: one row each, so the arch that cannot run some kernels shows
+    // what that costs it.
+    for (size_t i = 0; op.dispatchers.size() > 1 && i < op.dispatchers.size(); ++i) {
+      const DispatcherReport& d = op.dispatchers[i];
+      std::printf("  on %-13s %10s %9s %7d %6d %5d  %s\n", join(d.archs).c_str(), "", "", d.kernels,
+                  d.leaves, d.depth, lost(op, d).c_str());
+    }
     for (const std::string& why : op.dropped)
       std::printf("  dropped (does not compile): %s\n", why.c_str());
   }

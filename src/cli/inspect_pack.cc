@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
@@ -15,11 +16,16 @@ namespace {
 
 using nlohmann::json;
 using SelectFn = int (*)(const char*, const int64_t*, int);
+using SelectArchFn = int (*)(const char*, int, const int64_t*, int);
 
 struct Pack {
   json manifest;
   SelectFn select = nullptr;
+  SelectArchFn select_arch = nullptr;
 };
+
+// "sm_90a" -> 90.
+int arch_cc(const std::string& arch) { return std::atoi(arch.c_str() + arch.find('_') + 1); }
 
 // The handle stays open: the pack is tiny and the process ends soon after.
 Pack load_pack(const std::string& path) {
@@ -29,7 +35,8 @@ Pack load_pack(const std::string& path) {
   auto manifest = reinterpret_cast<const char* (*)()>(dlsym(handle, "dietcode_manifest"));
   Pack pack;
   pack.select = reinterpret_cast<SelectFn>(dlsym(handle, "dietcode_select"));
-  if (!manifest || !pack.select)
+  pack.select_arch = reinterpret_cast<SelectArchFn>(dlsym(handle, "dietcode_select_arch"));
+  if (!manifest || !pack.select || !pack.select_arch)
     throw UserError(path + ": not a dietcode kernel pack (it has no dietcode_manifest)");
   try {
     pack.manifest = json::parse(manifest());
@@ -110,7 +117,18 @@ void print_manifest(const std::string& path, const json& m) {
         "  dispatcher: %d leaf/leaves, depth %d; time lost against the best kernel "
         "measured on each tuned instance:\n",
         tree.leaf_count(), tree.depth());
-    print_tree(op["tree"]["root"], 4);
+    if (!op.contains("dispatchers")) {
+      print_tree(op["tree"]["root"], 4);
+      continue;
+    }
+    // One tree per group of archs: kernels that run on one arch only (sm_90a) are in that
+    // arch's tree alone.
+    for (const json& d : op["dispatchers"]) {
+      DecisionTree t = DecisionTree::from_json(d["tree"]);
+      std::printf("    on %s: %d leaf/leaves, depth %d\n", join(d["archs"]).c_str(), t.leaf_count(),
+                  t.depth());
+      print_tree(d["tree"]["root"], 6);
+    }
   }
 }
 
@@ -142,7 +160,7 @@ std::map<std::string, int64_t> parse_shape(const std::string& text, const json& 
   return out;
 }
 
-json explain(const json& op, const std::vector<int64_t>& values, SelectFn select) {
+json explain(const json& op, const std::vector<int64_t>& values, const Pack& pack) {
   DecisionTree tree = DecisionTree::from_json(op["tree"]);
   json out = {{"op", op["name"]}};
   json path = json::array();
@@ -158,8 +176,21 @@ json explain(const json& op, const std::vector<int64_t>& values, SelectFn select
   out["path"] = path;
   out["kernel"] = kernel;
   out["key"] = op["kernels"][kernel]["key"];
-  int from_pack = select(op["name"].get<std::string>().c_str(), values.data(), int(values.size()));
+  const std::string name = op["name"].get<std::string>();
+  int from_pack = pack.select(name.c_str(), values.data(), int(values.size()));
   if (from_pack != kernel) out["pack_select"] = from_pack;  // would be a generator bug
+  if (op.contains("dispatchers")) {
+    json on_arch = json::array();
+    for (const json& d : op["dispatchers"]) {
+      int k = DecisionTree::from_json(d["tree"]).select(values.data());
+      json row = {{"archs", d["archs"]}, {"kernel", k}, {"key", op["kernels"][k]["key"]}};
+      int cc = arch_cc(d["archs"][0].get<std::string>());
+      int picked = pack.select_arch(name.c_str(), cc, values.data(), int(values.size()));
+      if (picked != k) row["pack_select"] = picked;
+      on_arch.push_back(row);
+    }
+    out["on_arch"] = on_arch;
+  }
   const json& t = op["instances"];
   out["tuned"] = false;
   out["untuned_op"] = t["values"].empty();
@@ -195,6 +226,14 @@ void print_explanation(const json& e, const std::string& shape) {
   if (e.contains("pack_select"))
     std::printf("  WARNING: the pack's own dispatcher picks kernel %d\n",
                 e["pack_select"].get<int>());
+  if (e.contains("on_arch"))
+    for (const json& row : e["on_arch"]) {
+      std::printf("  on %s: kernel %d: %s\n", join(row["archs"]).c_str(), row["kernel"].get<int>(),
+                  row["key"].get<std::string>().c_str());
+      if (row.contains("pack_select"))
+        std::printf("  WARNING: the pack's own dispatcher for %s picks kernel %d\n",
+                    join(row["archs"]).c_str(), row["pack_select"].get<int>());
+    }
   if (!e["tuned"].get<bool>()) {
     std::printf("  %s\n", e["untuned_op"].get<bool>()
                               ? "no measured time: this op of the pack is untuned"
@@ -240,7 +279,7 @@ int inspect_pack(const std::string& path, bool as_json, const std::string& shape
     for (int64_t v : values)
       if (v < 1)
         throw UserError("inspect --shape: values must be 1 or more, got " + std::to_string(v));
-    explained.push_back(explain(op, values, pack.select));
+    explained.push_back(explain(op, values, pack));
   }
   if (explained.empty())
     throw UserError("inspect --shape: no op of the pack uses exactly these variables");

@@ -45,6 +45,10 @@ struct GeneratedKernel {
   std::string arch_suffix;
 };
 
+// The arch_suffix every kernel of a template gets: "a" for templates that use
+// architecture-specific instructions (dense_wgmma), "" for the rest.
+std::string template_arch_suffix(const std::string& tmpl);
+
 // The NVRTC -arch for this kernel on a GPU: "sm_" + compute capability + arch_suffix.
 std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu);
 

@@ -7,7 +7,6 @@
 
 namespace dietcode {
 
-
 bool is_tensor_core_template(const std::string& tmpl) {
   return tmpl == "dense_tc" || tmpl == "dense_wgmma";
 }
@@ -30,7 +29,12 @@ void apply_tensor_core_rules(const OpSpec& op, const std::map<std::string, int>&
   // operands do. A static K that is not a multiple of 8 compiles only the 2-byte load path;
   // the packed 32-bit output stores still want 4-byte alignment.
   kernel.plan.min_alignment_bytes = (k > 0 && k % 8 != 0) ? 4 : 16;
-  if (kernel.name == "dense_wgmma") kernel.arch_suffix = "a";
+  kernel.arch_suffix = template_arch_suffix(kernel.name);
+}
+
+std::string template_arch_suffix(const std::string& tmpl) {
+  // wgmma and setmaxnreg exist only as sm_90a instructions: no PTX of them runs elsewhere.
+  return tmpl == "dense_wgmma" ? "a" : "";
 }
 
 }  // namespace dietcode

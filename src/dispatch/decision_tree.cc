@@ -84,9 +84,13 @@ std::vector<int> DecisionTree::compact() {
   std::vector<int> old_ids = kernels();
   std::map<int, int> new_id;
   for (size_t i = 0; i < old_ids.size(); ++i) new_id[old_ids[i]] = int(i);
+  renumber(new_id);
+  return old_ids;
+}
+
+void DecisionTree::renumber(const std::map<int, int>& new_id) {
   for (TreeNode& n : nodes_)
     if (n.leaf()) n.kernel = new_id.at(n.kernel);
-  return old_ids;
 }
 
 void DecisionTree::set_leaf_stats(const std::vector<TreeSample>& samples) {

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -76,6 +77,10 @@ class DecisionTree {
   // Renumbers leaf kernels to 0..n-1 in ascending order of their old index and returns the
   // old indices in new order, so the caller can keep only the kernels the tree uses.
   std::vector<int> compact();
+
+  // Renumbers leaf kernels through new_id (old index -> new index), for trees that share one
+  // kernel list: several dispatchers of one op (one per GPU arch) index the same pack kernels.
+  void renumber(const std::map<int, int>& new_id);
 
   // Recomputes every leaf's statistics from samples (indexed by the kernels the leaves use).
   void set_leaf_stats(const std::vector<TreeSample>& samples);

@@ -112,7 +112,15 @@ static json op_json(const Workload& workload, const PackOp& p) {
   for (size_t i = 0; i < p.kernels.size(); ++i)
     kernels.push_back(kernel_json(int(i), p.kernels[i]));
   j["kernels"] = kernels;
-  j["tree"] = p.tree.to_json();
+  // "tree" is what dietcode_select answers from (the newest arch's dispatcher); a pack with
+  // one dispatcher per arch group lists them all under "dispatchers".
+  j["tree"] = p.dispatchers.at(0).tree.to_json();
+  if (p.dispatchers.size() > 1) {
+    json dispatchers = json::array();
+    for (const PackDispatcher& d : p.dispatchers)
+      dispatchers.push_back({{"archs", d.archs}, {"tree", d.tree.to_json()}});
+    j["dispatchers"] = dispatchers;
+  }
   j["instances"] = instances_json(p.instances);
   return j;
 }

@@ -1,7 +1,7 @@
 // The manifest every pack carries (dietcode_manifest()): a JSON document that says what is in
 // the pack, for programs that load it and for `dietcode inspect`.
 //
-//   {"format": "dietcode-pack", "abi_version": 1, "name": "bert_dense",
+//   {"format": "dietcode-pack", "abi_version": 2, "name": "bert_dense",
 //    "tool_version": "0.1.0", "archs": ["sm_80", "sm_90"], "ptx_arch": "compute_90",
 //    "choices": "measured",
 //    "shape_vars": [{"name": "T", "min": 1, "max": 128, "count": 128}],   // + "values" when
@@ -13,6 +13,8 @@
 //                          "plan": {"entry": ..., "threads": 256, "tile_m": 64, ...},
 //                          "resources": {"sm_90": {"registers": 96, ...}}}],
 //             "tree": {"vars": ["T"], "root": {...}},          // decision_tree.h
+//             "dispatchers": [{"archs": ["sm_90a"], "tree": {...}},   // only when the archs
+//                             {"archs": ["sm_80"], "tree": {...}}],   // need different trees
 //             "instances": {"values": [[1], ...], "weight": [...], "best_us": [...],
 //                           "latency_us": [[k0, k1, ...], ...]}}]}  // null = not measured
 //

@@ -1,5 +1,6 @@
 #include "pack/pack_build.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -8,6 +9,7 @@
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
 #include "nvrtc/parallel_compile.h"
+#include "pack/manifest.h"
 
 namespace dietcode {
 namespace {
@@ -18,58 +20,124 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// One dispatcher of an op on its way into the pack: the target archs it serves and, when one
+// of them is arch-specific (sm_90a), the kernels that run only there.
+struct Dispatcher {
+  std::vector<std::string> archs;
+  std::string specific_arch;  // arch-specific kernels for this arch may be chosen; "" none
+  DecisionTree tree;          // leaves are candidate indices until packed
+  std::vector<int> kept;      // sample rows the tree was fitted on
+};
+
 // One op on its way into the pack.
 struct OpState {
   const OpSpec* op = nullptr;
   OpChoices choices;
   bool tuned = false;
-  std::set<int> excluded;               // candidates that do not compile
-  std::map<int, PackKernel> built;      // candidate -> generated and compiled
-  std::map<int, std::string> failures;  // candidate -> why it was dropped
-  DecisionTree tree;                    // leaves are candidate indices until packed
-  std::vector<int> kept;                // sample rows the tree was fitted on
-  std::vector<int> ids;                 // pack kernel id -> candidate
+  std::map<int, std::string> only_arch;  // candidate -> the one arch it runs on (wgmma: sm_90a)
+  std::set<int> excluded;                // candidates that do not compile
+  std::map<int, PackKernel> built;       // candidate -> generated and compiled
+  std::map<int, std::string> failures;   // candidate -> why it was dropped
+  std::vector<Dispatcher> dispatchers;   // [0] serves the newest target arch
+  std::vector<int> ids;                  // pack kernel id -> candidate
 };
 
-// The samples with the excluded candidates' times hidden, and the rows that keep any time.
-std::vector<TreeSample> usable_samples(const OpState& s, std::vector<int>* rows) {
+// Candidates a dispatcher may not pick: those that do not compile and those bound to another
+// arch. `compiled_too` false leaves the compile failures in (for regret against the best
+// measured time, compiled or not).
+std::set<int> hidden(const OpState& s, const Dispatcher& d, bool compiled_too = true) {
+  std::set<int> out = compiled_too ? s.excluded : std::set<int>{};
+  for (const auto& [k, arch] : s.only_arch)
+    if (arch != d.specific_arch) out.insert(k);
+  return out;
+}
+
+// The samples with the hidden candidates' times blanked, and the rows that keep any time.
+std::vector<TreeSample> usable_samples(const OpState& s, const std::set<int>& hide,
+                                       std::vector<int>* rows) {
   std::vector<TreeSample> out;
-  rows->clear();
+  if (rows) rows->clear();
   for (size_t r = 0; r < s.choices.samples.size(); ++r) {
     TreeSample t = s.choices.samples[r];
     bool any = false;
     for (size_t k = 0; k < t.latency_us.size(); ++k) {
-      if (s.excluded.count(int(k))) {
+      if (hide.count(int(k))) {
         t.latency_us[k] = NAN;
         if (!t.predicted_us.empty()) t.predicted_us[k] = NAN;
       }
       any = any || std::isfinite(t.latency_us[k]) ||
             (!t.predicted_us.empty() && std::isfinite(t.predicted_us[k]));
     }
-    if (!any) continue;
-    rows->push_back(int(r));
+    if (!any && rows) continue;
+    if (rows) rows->push_back(int(r));
     out.push_back(std::move(t));
   }
   return out;
 }
 
-void fit(OpState& s, const TreeFitOptions& options) {
+// The rows `kept` of the samples as a dispatcher sees them (arch-bound kernels of other archs
+// blanked): what its regret is measured on.
+std::vector<TreeSample> judged_samples(const OpState& s, const Dispatcher& d) {
+  std::vector<TreeSample> all = usable_samples(s, hidden(s, d, false), nullptr), out;
+  for (int r : d.kept) out.push_back(all[r]);
+  return out;
+}
+
+void fit(OpState& s, Dispatcher& d, const TreeFitOptions& options) {
   if (s.choices.samples.empty()) {
     if (s.excluded.count(0))
       throw UserError("op " + s.op->name + ": its only kernel does not compile: " + s.failures[0]);
-    s.tree = DecisionTree::constant(s.op->vars, 0);
-    s.kept.clear();
+    d.tree = DecisionTree::constant(s.op->vars, 0);
+    d.kept.clear();
     return;
   }
-  std::vector<TreeSample> samples = usable_samples(s, &s.kept);
-  if (samples.empty())
-    throw UserError("op " + s.op->name + ": none of its measured kernels compiles; first: " +
-                    s.failures.begin()->second);
-  s.tree = fit_decision_tree(s.op->vars, samples, int(s.choices.candidates.size()), options);
-  // Regret against the best time measured on each instance, compiled or not.
-  std::vector<TreeSample> original;
-  for (int r : s.kept) original.push_back(s.choices.samples[r]);
-  s.tree.set_leaf_stats(original);
+  std::vector<TreeSample> samples = usable_samples(s, hidden(s, d), &d.kept);
+  if (samples.empty()) {
+    if (s.failures.empty())
+      throw UserError("op " + s.op->name + ": no measured kernel runs on " + d.archs[0]);
+    throw UserError("op " + s.op->name + ": none of its measured kernels compiles for " +
+                    d.archs[0] + "; first: " + s.failures.begin()->second);
+  }
+  d.tree = fit_decision_tree(s.op->vars, samples, int(s.choices.candidates.size()), options);
+  d.tree.set_leaf_stats(judged_samples(s, d));
+}
+
+// Which arch a target's dispatcher is keyed by: its own name when it is arch-specific and some
+// candidate runs only there, else "" (the dispatcher every portable arch shares).
+std::string dispatcher_key(const OpState& s, const std::string& arch) {
+  for (const auto& [k, only] : s.only_arch)
+    if (only == arch) return arch;
+  return "";
+}
+
+// Groups the target archs by the kernels they can run; the group of the newest arch (the
+// highest compute capability, arch-specific first) comes first.
+std::vector<Dispatcher> plan_dispatchers(const OpState& s, const std::vector<std::string>& archs) {
+  std::vector<Dispatcher> out;
+  for (const std::string& arch : archs) {
+    std::string key = dispatcher_key(s, arch);
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const Dispatcher& d) { return d.specific_arch == key; });
+    if (it == out.end()) it = out.insert(out.end(), Dispatcher{{}, key, {}, {}});
+    it->archs.push_back(arch);
+  }
+  auto newest = [](const Dispatcher& d) {
+    std::pair<int, bool> best{0, false};
+    for (const std::string& arch : d.archs) {
+      bool specific = false;
+      int cc = arch_number(arch, &specific);
+      best = std::max(best, {cc, specific});
+    }
+    return best;
+  };
+  std::stable_sort(out.begin(), out.end(),
+                   [&](const Dispatcher& a, const Dispatcher& b) { return newest(a) > newest(b); });
+  return out;
+}
+
+// The arch a kernel of this generated code must be built for alone, or "" when it is portable.
+std::string only_arch(const GeneratedKernel& g) {
+  return g.arch_suffix.empty() ? "" : "sm_90" + g.arch_suffix;
 }
 
 CompileRequest compile_request(const GeneratedKernel& g, const MicroKernel& mk,
@@ -82,11 +150,9 @@ CompileRequest compile_request(const GeneratedKernel& g, const MicroKernel& mk,
   r.want_ptx = true;
   if (!g.arch_suffix.empty()) {
     // An arch-specific kernel (wgmma: sm_90a) runs on exactly one compute capability and has
-    // no PTX fallback: build it for the requested archs of that capability only. With none,
-    // the compile fails and the build drops the kernel and refits the tree without it.
-    r.archs.clear();
-    for (const std::string& arch : archs)
-      if (arch == "sm_90" || arch == "sm_90a") r.archs.push_back("sm_90" + g.arch_suffix);
+    // no PTX fallback: it is built for that arch alone, and only dispatchers of that arch
+    // pick it (plan_dispatchers).
+    r.archs = {only_arch(g)};
     r.want_ptx = false;
   }
   return r;
@@ -98,11 +164,19 @@ std::string first_line(const std::string& text) {
   return text.substr(start, text.find('\n', start) - start);
 }
 
+// The tuned instances any dispatcher was fitted on, in sample order.
+std::vector<int> kept_rows(const OpState& s) {
+  std::set<int> rows;
+  for (const Dispatcher& d : s.dispatchers) rows.insert(d.kept.begin(), d.kept.end());
+  return {rows.begin(), rows.end()};
+}
+
 InstanceTable instance_table(const OpState& s) {
   InstanceTable t;
   bool predicted = false;
-  for (int r : s.kept) predicted = predicted || !s.choices.samples[r].predicted_us.empty();
-  for (int r : s.kept) {
+  std::vector<int> kept = kept_rows(s);
+  for (int r : kept) predicted = predicted || !s.choices.samples[r].predicted_us.empty();
+  for (int r : kept) {
     const TreeSample& sample = s.choices.samples[r];
     double best = INFINITY;
     for (double v : sample.latency_us)
@@ -119,6 +193,16 @@ InstanceTable instance_table(const OpState& s) {
     if (predicted) t.predicted_us.push_back(guess);
   }
   return t;
+}
+
+// The candidates some dispatcher's tree picks, ascending.
+std::vector<int> used_kernels(const OpState& s) {
+  std::set<int> out;
+  for (const Dispatcher& d : s.dispatchers) {
+    std::vector<int> k = d.tree.kernels();
+    out.insert(k.begin(), k.end());
+  }
+  return {out.begin(), out.end()};
 }
 
 }  // namespace
@@ -145,7 +229,12 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     }
     any_tuned = any_tuned || s.tuned;
     any_untuned = any_untuned || !s.tuned;
-    fit(s, options.tree);
+    for (size_t k = 0; k < s.choices.candidates.size(); ++k) {
+      std::string suffix = template_arch_suffix(s.choices.candidates[k].tmpl);
+      if (!suffix.empty()) s.only_arch[int(k)] = "sm_90" + suffix;
+    }
+    s.dispatchers = plan_dispatchers(s, options.archs);
+    for (Dispatcher& d : s.dispatchers) fit(s, d, options.tree);
   }
   report.choices = !any_untuned ? choices.description()
                    : any_tuned  ? choices.description() + "; some ops " + fallback.description()
@@ -158,7 +247,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     std::vector<std::pair<OpState*, int>> todo;
     std::vector<CompileRequest> requests;
     for (OpState& s : ops)
-      for (int k : s.tree.kernels()) {
+      for (int k : used_kernels(s)) {
         if (s.built.count(k)) continue;
         const MicroKernel& mk = s.choices.candidates[k];
         PackKernel kernel{mk, {}, {}};
@@ -184,7 +273,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
         auto [s, k] = todo[i];
         CompileResult& r = results[i];
         std::string missing;
-        for (const std::string& arch : options.archs)
+        for (const std::string& arch : requests[i].archs)
           if (!r.binary(arch) || r.binary(arch)->cubin.empty()) missing = arch;
         if (r.ok && missing.empty()) {
           s->built[k].compiled = std::move(r);
@@ -196,20 +285,22 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
         s->built.erase(k);
       }
     }
+    auto broken = [](const OpState& s, const Dispatcher& d) {
+      for (int k : d.tree.kernels())
+        if (s.excluded.count(k)) return true;
+      return false;
+    };
     bool refit = false;
     for (OpState& s : ops)
-      for (int k : s.tree.kernels())
-        if (s.excluded.count(k)) refit = true;
+      for (Dispatcher& d : s.dispatchers) refit = refit || broken(s, d);
     if (!refit) break;
     if (round >= 8) throw UserError("kernels keep failing to compile; giving up");
-    for (OpState& s : ops) {
-      bool broken = false;
-      for (int k : s.tree.kernels()) broken = broken || s.excluded.count(k);
-      if (broken) {
-        log("op " + s.op->name + ": refitting without kernel(s) that do not compile");
-        fit(s, options.tree);
-      }
-    }
+    for (OpState& s : ops)
+      for (Dispatcher& d : s.dispatchers)
+        if (broken(s, d)) {
+          log("op " + s.op->name + ": refitting without kernel(s) that do not compile");
+          fit(s, d, options.tree);
+        }
   }
 
   PackRequest request;
@@ -221,22 +312,30 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     r.op = s.op->name;
     r.tuned = s.tuned;
     r.candidates = int(s.choices.candidates.size());
-    r.instances = int(s.kept.size());
-    if (!s.kept.empty()) {
-      std::vector<TreeSample> original;
-      for (int row : s.kept) original.push_back(s.choices.samples[row]);
-      r.quality = evaluate_tree(s.tree, original);
-    }
+    r.instances = int(kept_rows(s).size());
     for (const auto& [k, why] : s.failures) r.dropped.push_back(why);
     PackOp p;
     p.op = s.op;
-    p.tree = s.tree;
-    s.ids = p.tree.compact();
+    // Pack kernel ids: the kernels of the first dispatcher, then those the others add.
+    std::map<int, int> new_id;
+    for (const Dispatcher& d : s.dispatchers)
+      for (int k : d.tree.kernels())
+        if (new_id.emplace(k, int(s.ids.size())).second) s.ids.push_back(k);
+    for (const Dispatcher& d : s.dispatchers) {
+      DispatcherReport dr;
+      dr.archs = d.archs;
+      dr.kernels = int(d.tree.kernels().size());
+      dr.leaves = d.tree.leaf_count();
+      dr.depth = d.tree.depth();
+      if (!d.kept.empty()) dr.quality = evaluate_tree(d.tree, judged_samples(s, d));
+      r.dispatchers.push_back(dr);
+      PackDispatcher pd{d.archs, d.tree};
+      pd.tree.renumber(new_id);
+      p.dispatchers.push_back(std::move(pd));
+    }
     for (int k : s.ids) p.kernels.push_back(s.built.at(k));
     p.instances = instance_table(s);
     r.kernels = int(p.kernels.size());
-    r.leaves = p.tree.leaf_count();
-    r.depth = p.tree.depth();
     report.ops.push_back(r);
     request.ops.push_back(std::move(p));
   }

@@ -2,7 +2,9 @@
 //
 //   1. per op, ask the ChoicesProvider for candidates and timings (the fallback provider when
 //      it has none: an untuned op);
-//   2. fit the regret-minimising tree (at most max_kernels kernels) and keep the kernels it uses;
+//   2. fit the regret-minimising tree (at most max_kernels kernels) and keep the kernels it uses:
+//      one tree per group of target archs that can run the same kernels (an sm_80,sm_90a
+//      pack dispatches over its sm_90a-only wgmma kernels on sm_90a alone);
 //   3. generate and compile those kernels for every arch, all ops in one parallel batch; a
 //      kernel that no longer compiles is dropped and its op refitted without it;
 //   4. write libNAME.so and NAME.h (pack_writer.h).
@@ -29,14 +31,22 @@ struct PackBuildOptions {
   std::function<void(const std::string&)> log;  // progress lines for people
 };
 
+// One dispatcher of an op (see PackDispatcher): its archs, its tree, and the time it loses
+// over the tuned instances against the best kernel measured there that runs on its archs.
+struct DispatcherReport {
+  std::vector<std::string> archs;
+  int kernels = 0;  // distinct kernels in its leaves
+  int leaves = 0, depth = 0;
+  TreeQuality quality;
+};
+
 struct OpBuildReport {
   std::string op;
   bool tuned = false;  // false: the fallback's choice
   int candidates = 0;  // kernels with timings
   int instances = 0;   // tuned instances with any timing
-  int kernels = 0;     // in the pack
-  int leaves = 0, depth = 0;
-  TreeQuality quality;               // over the tuned instances
+  int kernels = 0;     // in the pack, over all dispatchers
+  std::vector<DispatcherReport> dispatchers;  // [0] serves the newest arch
   std::vector<std::string> dropped;  // kernels that did not compile: "KEY: first log line"
 };
 

@@ -31,11 +31,21 @@ struct InstanceTable {
   std::vector<std::vector<double>> predicted_us;  // empty, or like latency_us
 };
 
+// A dispatcher and the target archs it serves. Most packs have one for all their archs; a
+// pack whose kernels include arch-specific ones (wgmma, sm_90a only) has one tree over every
+// kernel for that arch and one without them for the others (sm_80 in a sm_80,sm_90a pack).
+struct PackDispatcher {
+  std::vector<std::string> archs;  // "sm_80", "sm_90a"
+  DecisionTree tree;               // leaves are kernel ids
+};
+
 struct PackOp {
   const OpSpec* op = nullptr;
   std::vector<PackKernel> kernels;  // kernel id = index, the manifest's order
-  DecisionTree tree;                // leaves are kernel ids
-  InstanceTable instances;          // may be empty (an untuned pack)
+  // At least one. dispatchers[0] serves the newest arch of the pack and answers
+  // dietcode_select; dietcode_select_arch and dietcode_launch pick by the GPU's arch.
+  std::vector<PackDispatcher> dispatchers;
+  InstanceTable instances;  // may be empty (an untuned pack)
 };
 
 struct PackRequest {

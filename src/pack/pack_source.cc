@@ -188,34 +188,60 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
     const OpSpec& op = *p.op;
     std::string id = std::to_string(o);
     if (p.kernels.empty()) throw std::logic_error("op " + op.name + ": no kernels");
-    if (p.tree.vars() != op.vars)
-      throw std::logic_error("op " + op.name + ": the tree's variables are not the op's");
-    for (int k : p.tree.kernels())
-      if (k >= int(p.kernels.size()))
-        throw std::logic_error("op " + op.name + ": the tree picks a kernel the pack lacks");
+    if (p.dispatchers.empty()) throw std::logic_error("op " + op.name + ": no dispatcher");
 
-    ops_c += "// op " + op.name + "\n\nint select_" + id + "(const int64_t* dietcode_values) {\n" +
-             read_values(op) + p.tree.to_c(shape_parameter_names(op), 2) + "}\n\n" +
+    // One select function per dispatcher, and a row per target arch naming its dispatcher:
+    // the runtime picks the row for the GPU like it picks a CUBIN (pick_dispatcher).
+    ops_c += "// op " + op.name + "\n\n";
+    std::string select_rows;
+    for (size_t g = 0; g < p.dispatchers.size(); ++g) {
+      const PackDispatcher& d = p.dispatchers[g];
+      if (d.tree.vars() != op.vars)
+        throw std::logic_error("op " + op.name + ": the tree's variables are not the op's");
+      for (int k : d.tree.kernels())
+        if (k >= int(p.kernels.size()))
+          throw std::logic_error("op " + op.name + ": the tree picks a kernel the pack lacks");
+      std::string fn = "select_" + id + "_" + std::to_string(g);
+      ops_c += "int " + fn + "(const int64_t* dietcode_values) {\n" + read_values(op) +
+               d.tree.to_c(shape_parameter_names(op), 2) + "}\n\n";
+      for (const std::string& arch : d.archs) {
+        bool specific = false;
+        int cc = arch_number(arch, &specific);
+        select_rows += "    {" + std::to_string(cc) + ", " + (specific ? "true" : "false") + ", " +
+                       fn + "},\n";
+      }
+    }
+    ops_c += "const ArchSelect selects_" + id + "[] = {\n" + select_rows + "};\n\n" +
              shape_function_c(op, "shape_" + id) + "\n";
+    size_t n_select_rows = 0;
+    for (const PackDispatcher& d : p.dispatchers) n_select_rows += d.archs.size();
     std::string kernel_rows;
     for (size_t k = 0; k < p.kernels.size(); ++k) {
       const PackKernel& kernel = p.kernels[k];
       const LaunchPlan& plan = kernel.generated.plan;
       std::string kid = id + "_" + std::to_string(k);
       std::string images;
+      int n_images = 0;
       for (const std::string& arch : request.archs) {
         const ArchBinary* bin = nullptr;
         for (const ArchBinary& b : kernel.compiled.binaries)
           if (b.arch == arch) bin = &b;
+        // An arch-specific kernel (wgmma) has its one CUBIN; only that arch's dispatcher
+        // picks it.
+        if ((!bin || bin->cubin.empty()) && !kernel.generated.arch_suffix.empty()) continue;
         if (!bin || bin->cubin.empty())
           throw std::logic_error("op " + op.name + " kernel " + std::to_string(k) +
                                  ": no CUBIN for " + arch);
+        ++n_images;
         bool specific = false;
         int cc = arch_number(arch, &specific);
         size_t blob = add_blob("k" + kid + "_" + arch + ".cubin", bin->cubin, false);
         images += "    {" + std::to_string(cc) + ", " + (specific ? "true" : "false") + ", " +
                   blob_symbol(blob) + ", " + std::to_string(bin->cubin.size()) + "},\n";
       }
+      if (n_images == 0)
+        throw std::logic_error("op " + op.name + " kernel " + std::to_string(k) +
+                               ": no CUBIN for any arch of the pack");
       ops_c += "const CubinImage cubins_" + kid + "[] = {\n" + images + "};\n";
       std::string ptx = "nullptr", ptx_cc = "0";
       if (!kernel.compiled.ptx.empty()) {
@@ -229,7 +255,7 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
                      std::to_string(plan.tile_m) + ", " + std::to_string(plan.tile_n) + ", " +
                      std::to_string(plan.split_k) + ", " + std::to_string(plan.reduce_threads) +
                      ", " + std::to_string(plan.min_alignment_bytes) + ", cubins_" + kid + ", " +
-                     std::to_string(request.archs.size()) + ", " + ptx + ", " + ptx_cc + "},\n";
+                     std::to_string(n_images) + ", " + ptx + ", " + ptx_cc + "},\n";
     }
     ops_c += "const KernelDesc kernels_" + id + "[] = {\n" + kernel_rows + "};\n";
 
@@ -240,12 +266,12 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
     ops_c += "const char* const args_" + id + "[] = {" + arg_list + "};\n";
     ops_c += "const char* const vars_" + id + "[] = {" + var_list + "nullptr};\n\n";
     int bias = int(std::find(args.begin(), args.end(), "bias") - args.begin());
-    op_descs.push_back("    {" + c_string_literal(op.name) + ", args_" + id + ", " +
-                       std::to_string(args.size()) + ", " +
-                       std::to_string(bias < int(args.size()) ? bias : -1) + ", " +
-                       std::to_string(dtype_bytes(op.dtype)) + ", vars_" + id + ", " +
-                       std::to_string(op.vars.size()) + ", select_" + id + ", shape_" + id +
-                       ", kernels_" + id + ", " + std::to_string(p.kernels.size()) + "},\n");
+    op_descs.push_back(
+        "    {" + c_string_literal(op.name) + ", args_" + id + ", " + std::to_string(args.size()) +
+        ", " + std::to_string(bias < int(args.size()) ? bias : -1) + ", " +
+        std::to_string(dtype_bytes(op.dtype)) + ", vars_" + id + ", " +
+        std::to_string(op.vars.size()) + ", selects_" + id + ", " + std::to_string(n_select_rows) +
+        ", shape_" + id + ", kernels_" + id + ", " + std::to_string(p.kernels.size()) + "},\n");
 
     std::string name = wrapper_name(w, op);
     out.exported.push_back(name);
@@ -296,7 +322,7 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
 
   out.header = header_text(request, library_name, header_name);
   for (const char* abi : {"dietcode_abi_version", "dietcode_manifest", "dietcode_last_error",
-                          "dietcode_select", "dietcode_launch"})
+                          "dietcode_select", "dietcode_select_arch", "dietcode_launch"})
     out.exported.push_back(abi);
   std::sort(out.exported.begin(), out.exported.end());
   out.version_script = "{\n  global:\n";

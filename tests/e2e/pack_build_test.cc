@@ -112,7 +112,7 @@ TEST_F(PackBuildTest, EachBandGetsItsKernelAndUntimedOpsTheDefault) {
   ASSERT_EQ(r.ops.size(), 2u);
   EXPECT_TRUE(r.ops[0].tuned);
   EXPECT_EQ(r.ops[0].kernels, 3);
-  EXPECT_EQ(r.ops[0].quality.max_regret_us, 0.0);
+  EXPECT_EQ(r.ops[0].dispatchers.at(0).quality.max_regret_us, 0.0);
   EXPECT_FALSE(r.ops[1].tuned);
   EXPECT_EQ(r.ops[1].kernels, 1);
   EXPECT_EQ(r.choices, "fixed; some ops untuned (template defaults)");
@@ -137,7 +137,7 @@ TEST_F(PackBuildTest, AKernelThatDoesNotCompileIsDroppedAndTheTreeRefitted) {
   for (int64_t t = 11; t <= 20; ++t)
     EXPECT_EQ(m["ops"][0]["kernels"][k[t - 1]]["key"], "dense_f32:SPLITK=1");
   // Its regret is measured against the best time anyone achieved there, 1 us.
-  EXPECT_NEAR(r.ops[0].quality.max_regret_us, 1.0, 1e-12);
+  EXPECT_NEAR(r.ops[0].dispatchers.at(0).quality.max_regret_us, 1.0, 1e-12);
 }
 
 TEST_F(PackBuildTest, TheKernelBudgetHolds) {
@@ -145,7 +145,7 @@ TEST_F(PackBuildTest, TheKernelBudgetHolds) {
   options_.tree.max_kernels = 1;
   PackBuildReport r = build_pack(w_, fixed_, defaults_, compiler, dir_ / "libtwo.so", options_);
   EXPECT_EQ(r.ops[0].kernels, 1);
-  EXPECT_EQ(r.ops[0].leaves, 1);
+  EXPECT_EQ(r.ops[0].dispatchers.at(0).leaves, 1);
 }
 
 TEST_F(PackBuildTest, AFailedPackCompileLeavesNothingBehind) {
@@ -158,11 +158,102 @@ TEST_F(PackBuildTest, AFailedPackCompileLeavesNothingBehind) {
     build_pack(w_, fixed_, defaults_, compiler, dir_ / "libtwo.so", options_);
     FAIL();
   } catch (const EnvironmentError& e) {
-    EXPECT_STREQ(e.what(), "cannot run the host C++ compiler 'no-such-compiler-dietcode': No such "
-                           "file or directory (a pack is compiled with it; install g++ or "
-                           "clang++)");
+    EXPECT_STREQ(e.what(),
+                 "cannot run the host C++ compiler 'no-such-compiler-dietcode': No such "
+                 "file or directory (a pack is compiled with it; install g++ or "
+                 "clang++)");
   }
   EXPECT_TRUE(fs::is_empty(dir_)) << "no library, header or temporary file";
+}
+
+// A bfloat16 op whose log has two mma.sync kernels (any arch from sm_80) and a wgmma kernel
+// (sm_90a only): wgmma is fastest for T > 15, tc:SPLITK=2 next, tc default fastest below.
+class MixedArchChoices : public ChoicesProvider {
+ public:
+  std::string description() const override { return "fixed"; }
+  OpChoices choices(const Workload&, const OpSpec&) override {
+    OpChoices c;
+    c.candidates = {{"dense_tc", {}}, {"dense_wgmma", {}}, {"dense_tc", {{"SPLITK", 2}}}};
+    for (int64_t t = 1; t <= 30; ++t)
+      c.samples.push_back(t <= 15 ? TreeSample{{t}, 1.0 / 30, {1.0, 3.0, 2.0}, {}}
+                                  : TreeSample{{t}, 1.0 / 30, {5.0, 1.0, 2.0}, {}});
+    return c;
+  }
+};
+
+class ArchDispatchTest : public PackBuildTest {
+ protected:
+  void SetUp() override {
+    PackBuildTest::SetUp();
+    w_ = parse_workload(R"({"name": "mixed", "shape_vars": {"T": {"min": 1, "max": 30}},
+        "ops": [{"name": "a", "op": "dense", "dtype": "bfloat16", "M": "T", "N": 256,
+                 "K": 256}]})",
+                        "mixed.json");
+  }
+  MixedArchChoices mixed_;
+};
+
+using SelectArch = int (*)(const char*, int, const int64_t*, int);
+
+TEST_F(ArchDispatchTest, AnSm80AndSm90aPackCarriesATreePerArchAndPicksByDevice) {
+  FakeCompiler compiler("-DNEVER");
+  options_.archs = {"sm_80", "sm_90a"};
+  PackBuildReport r = build_pack(w_, mixed_, defaults_, compiler, dir_ / "libmixed.so", options_);
+  ASSERT_EQ(r.ops[0].dispatchers.size(), 2u);
+  EXPECT_EQ(r.ops[0].dispatchers[0].archs, std::vector<std::string>{"sm_90a"});
+  EXPECT_EQ(r.ops[0].dispatchers[1].archs, std::vector<std::string>{"sm_80"});
+  EXPECT_EQ(r.ops[0].kernels, 3);
+  EXPECT_EQ(r.ops[0].dispatchers[0].quality.max_regret_us, 0.0);
+  // Without wgmma, sm_80 loses 1 us on T > 15 against the best kernel that runs there: none.
+  EXPECT_EQ(r.ops[0].dispatchers[1].quality.max_regret_us, 0.0);
+
+  void* h = dlopen((dir_ / "libmixed.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(h) << dlerror();
+  auto select_arch = reinterpret_cast<SelectArch>(dlsym(h, "dietcode_select_arch"));
+  auto select =
+      reinterpret_cast<int (*)(const char*, const int64_t*, int)>(dlsym(h, "dietcode_select"));
+  json m = json::parse(reinterpret_cast<const char* (*)()>(dlsym(h, "dietcode_manifest"))());
+  ASSERT_TRUE(select_arch);
+  const json& op = m["ops"][0];
+  ASSERT_EQ(op["dispatchers"].size(), 2u);
+  EXPECT_EQ(op["dispatchers"][1]["archs"], json({"sm_80"}));
+  auto key = [&](int id) {
+    return id < 0 ? std::to_string(id) : op["kernels"][id]["key"].get<std::string>();
+  };
+  for (int64_t t : {1, 15, 16, 30}) {
+    const bool large = t > 15;
+    EXPECT_EQ(key(select_arch("a", 90, &t, 1)), large ? "dense_wgmma:" : "dense_tc:") << t;
+    EXPECT_EQ(key(select("a", &t, 1)), key(select_arch("a", 90, &t, 1))) << t;
+    // An A100 (8.0) or an RTX 3090 (8.6) runs the sm_80 CUBINs and never the wgmma kernel.
+    for (int cc : {80, 86})
+      EXPECT_EQ(key(select_arch("a", cc, &t, 1)), large ? "dense_tc:SPLITK=2" : "dense_tc:") << t;
+    // A newer GPU than every target runs the portable kernels' PTX.
+    EXPECT_EQ(key(select_arch("a", 100, &t, 1)), large ? "dense_tc:SPLITK=2" : "dense_tc:") << t;
+  }
+  // The wgmma kernel has its sm_90a CUBIN alone; an sm_75 GPU runs nothing of the pack.
+  for (const json& k : op["kernels"])
+    if (k["template"] == "dense_wgmma") EXPECT_EQ(k["resources"].size(), 1u);
+  int64_t t = 20;
+  EXPECT_EQ(select_arch("a", 75, &t, 1), -4);
+  std::string error = reinterpret_cast<const char* (*)()>(dlsym(h, "dietcode_last_error"))();
+  EXPECT_NE(error.find("has no binary for sm_75; the pack has sm_80, sm_90a and PTX compute_90"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(select_arch("a", 9, &t, 1), -1);
+  dlclose(h);
+}
+
+TEST_F(ArchDispatchTest, PortableArchsShareOneTreeAndNeverPickAnArchSpecificKernel) {
+  FakeCompiler compiler("-DNEVER");
+  options_.archs = {"sm_80", "sm_90"};
+  PackBuildReport r = build_pack(w_, mixed_, defaults_, compiler, dir_ / "libmixed.so", options_);
+  ASSERT_EQ(r.ops[0].dispatchers.size(), 1u);
+  EXPECT_EQ(r.ops[0].dispatchers[0].archs, (std::vector<std::string>{"sm_80", "sm_90"}));
+  EXPECT_EQ(r.ops[0].kernels, 2);
+  json m;
+  std::vector<int> k = picks(dir_ / "libmixed.so", &m);
+  EXPECT_FALSE(m["ops"][0].contains("dispatchers"));
+  for (const json& kernel : m["ops"][0]["kernels"]) EXPECT_EQ(kernel["template"], "dense_tc");
 }
 
 }  // namespace

@@ -158,7 +158,7 @@ TEST_F(PackTest, ACProgramLoadsThePackAndGetsTheTunedDispatch) {
     int k;
     if (std::sscanf(line.c_str(), "select proj %lld = %d", &t, &k) == 2) picked[t] = k;
   }
-  EXPECT_THAT(r.out, HasSubstr("abi 1\n"));
+  EXPECT_THAT(r.out, HasSubstr("abi 2\n"));
 
   // The manifest.
   EXPECT_EQ(manifest["format"], "dietcode-pack");
@@ -216,7 +216,7 @@ TEST_F(PackTest, ExportsOnlyTheAbiAndNeverLinksTheDriver) {
   ASSERT_EQ(nm.exit_code, 0);
   EXPECT_EQ(nm.out,
             "dietcode_abi_version\ndietcode_last_error\ndietcode_launch\ndietcode_manifest\n"
-            "dietcode_select\ntiny_proj\n");
+            "dietcode_select\ndietcode_select_arch\ntiny_proj\n");
   Shell readelf = run("readelf -d '" + lib.string() + "'", dir_);
   ASSERT_EQ(readelf.exit_code, 0);
   EXPECT_THAT(readelf.out, HasSubstr("(SONAME)             Library soname: [libtiny.so]"));
@@ -245,7 +245,7 @@ TEST_F(PackTest, TheHeaderIsStrictC99AndCppAndLinksAgainstThePack) {
   Shell use =
       run("LD_LIBRARY_PATH='" + header_dir.string() + "' '" + (dir_ / "use").string() + "'", dir_);
   ASSERT_EQ(use.exit_code, 0) << use.err;
-  EXPECT_THAT(use.out, MatchesRegex("1 [0-2] 1\n"));  // ABI 1, a kernel, invalid argument
+  EXPECT_THAT(use.out, MatchesRegex("2 [0-2] 1\n"));  // ABI 2, a kernel, invalid argument
 }
 
 TEST_F(PackTest, EqualInputsGiveByteIdenticalPacksWhereverTheyAreWritten) {

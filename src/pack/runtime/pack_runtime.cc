@@ -333,6 +333,25 @@ bool aligned(const void* p, int bytes) {
   return bytes <= 1 || uintptr_t(p) % uintptr_t(bytes) == 0;
 }
 
+// What kernel `index` asks of a call: pointer alignment and a grid that fits one launch.
+int check_kernel_fit(const OpDesc& op, int index, void* const* args, const DietcodeArgs& a,
+                     int64_t grid[3]) {
+  const KernelDesc& k = op.kernels[index];
+  for (int i = 0; i < op.n_args; ++i) {
+    int need = i == op.bias_arg ? op.elem_bytes : k.min_alignment_bytes;
+    if (!aligned(args[i], need))
+      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                  "op %s: argument %s (%p) is not aligned to %d bytes, as kernel %d needs", op.name,
+                  op.arg_names[i], args[i], need, index);
+  }
+  int64_t unused[3];
+  if (!main_grid(k, a, grid) || (k.split_k > 1 && !reduce_grid(k, a, unused)))
+    return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                "op %s: the shape is too large for kernel %d (grid %lld x %lld x %lld)", op.name,
+                index, (long long)grid[0], (long long)grid[1], (long long)grid[2]);
+  return DIETCODE_OK;
+}
+
 int launch(const OpDesc& op, const LoadedKernel& fn, const KernelDesc& k, DietcodeArgs& a,
            const int64_t grid[3], CUstream stream, const ContextState& s) {
   const Driver& d = driver();
@@ -397,25 +416,15 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
                   op.name, a.batch, a.m, a.n, a.k);
     if (a.batch == 0 || a.m == 0 || a.n == 0) return DIETCODE_OK;  // an empty output
 
-    int index = op.select(values);
-    const KernelDesc& k = op.kernels[index];
-    int c_arg = n_args - 1;
-    for (int i = 0; i < n_args; ++i) {
-      int need = i == op.bias_arg ? op.elem_bytes : k.min_alignment_bytes;
-      if (!aligned(args[i], need))
-        return fail(DIETCODE_ERR_INVALID_ARGUMENT,
-                    "op %s: argument %s (%p) is not aligned to %d bytes, as kernel %d needs",
-                    op.name, op.arg_names[i], args[i], need, index);
-    }
-    int64_t grid[3], unused[3];
-    if (!main_grid(k, a, grid) || (k.split_k > 1 && !reduce_grid(k, a, unused)))
-      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
-                  "op %s: the shape is too large for kernel %d (grid %lld x %lld x %lld)", op.name,
-                  index, (long long)grid[0], (long long)grid[1], (long long)grid[2]);
+    // The newest arch's dispatcher chooses first, so that a call wrong for its kernel fails
+    // before the driver is touched; a GPU served by another dispatcher chooses again below.
+    int index = op.selects[0].select(values);
+    int64_t grid[3];
+    if (int status = check_kernel_fit(op, index, args, a, grid)) return status;
     a.a = args[0];
     a.b = args[1];
     a.bias = op.bias_arg >= 0 ? args[op.bias_arg] : nullptr;
-    a.c = args[c_arg];
+    a.c = args[n_args - 1];
 
     const Driver& d = driver();
     if (d.status != DIETCODE_OK) return fail(d.status, "%s", d.why.c_str());
@@ -428,13 +437,18 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
       std::lock_guard<std::mutex> lock(reg.mu);
       ContextState* s = nullptr;
       if (int status = context_state(ctx, op.name, &s)) return status;
+      const ArchSelect& chosen = op.selects[pick_dispatcher(op, s->cc)];
+      if (chosen.select != op.selects[0].select) {
+        index = chosen.select(values);
+        if (int status = check_kernel_fit(op, index, args, a, grid)) return status;
+      }
       LoadedKernel& slot = s->kernels[&op - kPack.ops][index];
       if (!slot.loaded)
         if (int status = load_kernel(op, index, *s, &slot)) return status;
       fn = slot;
       state = s;
     }
-    return launch(op, fn, k, a, grid, static_cast<CUstream>(stream), *state);
+    return launch(op, fn, op.kernels[index], a, grid, static_cast<CUstream>(stream), *state);
   } catch (...) {  // std::bad_alloc: nothing else here throws
     return fail(DIETCODE_ERR_CUDA, "op %s: out of host memory", op.name);
   }
@@ -457,7 +471,24 @@ DIETCODE_PACK_EXPORT int dietcode_select(const char* op, const int64_t* shape_va
   const dietcode_pack::OpDesc* d = dietcode_pack::find_op(op);
   if (!d) return -dietcode_pack::unknown_op(op);
   if (int status = dietcode_pack::check_values(*d, shape_values, n_values)) return -status;
-  return d->select(shape_values);
+  return d->selects[0].select(shape_values);
+}
+
+DIETCODE_PACK_EXPORT int dietcode_select_arch(const char* op, int cc, const int64_t* shape_values,
+                                              int n_values) {
+  if (!op) return -fail(DIETCODE_ERR_INVALID_ARGUMENT, "op is NULL");
+  const dietcode_pack::OpDesc* d = dietcode_pack::find_op(op);
+  if (!d) return -dietcode_pack::unknown_op(op);
+  if (cc < 10 || cc > 999)
+    return -fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                 "compute capability %d is not major * 10 + minor (80 for 8.0, 90 for 9.0)", cc);
+  if (int status = dietcode_pack::check_values(*d, shape_values, n_values)) return -status;
+  int index = d->selects[dietcode_pack::pick_dispatcher(*d, cc)].select(shape_values);
+  if (dietcode_pack::pick_image(d->kernels[index], cc) == dietcode_pack::kNoImage)
+    return -fail(DIETCODE_ERR_ARCH_MISMATCH,
+                 "op %s: kernel %d has no binary for sm_%d; the pack has %s", op, index, cc,
+                 dietcode_pack::available_archs(d->kernels[index]).c_str());
+  return index;
 }
 
 DIETCODE_PACK_EXPORT int dietcode_launch(const char* op, void* const* args, int n_args,

@@ -48,7 +48,14 @@ struct KernelDesc {
   int ptx_cc;      /* 90 for compute_90 */
 };
 
-/* One operator: its signature, its dispatcher, and how its shape values become a GEMM. */
+/* The dispatcher of an op for one target arch (several archs may share one select). */
+struct ArchSelect {
+  int cc;
+  bool arch_specific;
+  int (*select)(const int64_t* values); /* kernel index */
+};
+
+/* One operator: its signature, its dispatchers, and how its shape values become a GEMM. */
 struct OpDesc {
   const char* name;
   const char* const* arg_names; /* in argument order: X, W, [bias], Y */
@@ -57,7 +64,8 @@ struct OpDesc {
   int elem_bytes; /* of every tensor */
   const char* const* var_names;
   int n_vars;
-  int (*select)(const int64_t* values);                          /* kernel index */
+  const ArchSelect* selects; /* one per target arch; [0] is the newest arch's */
+  int n_selects;
   void (*fill_shape)(const int64_t* values, DietcodeArgs* args); /* batch, m, n, k, strides, conv */
   const KernelDesc* kernels;
   int n_kernels;
@@ -85,17 +93,52 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
 constexpr int kUsePtx = -1;
 constexpr int kNoImage = -2;
 
+inline bool runs_on(int built_cc, bool arch_specific, int gpu_cc) {
+  return arch_specific ? built_cc == gpu_cc : (built_cc / 10 == gpu_cc / 10 && built_cc <= gpu_cc);
+}
+
+/* Of two binaries that both run, the one built for the newer arch, arch-specific first. */
+inline bool newer(int cc, bool arch_specific, int than_cc, bool than_specific) {
+  return cc > than_cc || (cc == than_cc && arch_specific && !than_specific);
+}
+
 inline int pick_image(const KernelDesc& k, int cc) {
   int best = -1;
   for (int i = 0; i < k.n_cubins; ++i) {
     const CubinImage& c = k.cubins[i];
-    bool runs = c.arch_specific ? c.cc == cc : (c.cc / 10 == cc / 10 && c.cc <= cc);
-    if (!runs) continue;
-    const CubinImage* b = best >= 0 ? &k.cubins[best] : nullptr;
-    if (!b || c.cc > b->cc || (c.cc == b->cc && c.arch_specific)) best = i;
+    if (!runs_on(c.cc, c.arch_specific, cc)) continue;
+    if (best < 0 || newer(c.cc, c.arch_specific, k.cubins[best].cc, k.cubins[best].arch_specific))
+      best = i;
   }
   if (best >= 0) return best;
   return k.ptx && k.ptx_cc <= cc ? kUsePtx : kNoImage;
+}
+
+/* Which dispatcher serves a GPU of compute capability cc: the one of the target arch whose
+ * CUBINs run there (as pick_image chooses); on a GPU newer than every target, where kernels
+ * run from PTX, the newest portable one no newer than the GPU (arch-specific kernels have no
+ * PTX); on an older GPU, the oldest portable one (else the first), whose kernels then report
+ * the mismatch with the most archs to name. */
+inline int pick_dispatcher(const OpDesc& op, int cc) {
+  int best = -1;
+  for (int i = 0; i < op.n_selects; ++i) {
+    const ArchSelect& s = op.selects[i];
+    if (!runs_on(s.cc, s.arch_specific, cc)) continue;
+    if (best < 0 ||
+        newer(s.cc, s.arch_specific, op.selects[best].cc, op.selects[best].arch_specific))
+      best = i;
+  }
+  if (best >= 0) return best;
+  for (int i = 0; i < op.n_selects; ++i) {
+    const ArchSelect& s = op.selects[i];
+    if (!s.arch_specific && s.cc <= cc && (best < 0 || s.cc > op.selects[best].cc)) best = i;
+  }
+  if (best >= 0) return best;
+  for (int i = 0; i < op.n_selects; ++i) {
+    const ArchSelect& s = op.selects[i];
+    if (!s.arch_specific && (best < 0 || s.cc < op.selects[best].cc)) best = i;
+  }
+  return best >= 0 ? best : 0;
 }
 
 /* The launch geometry of LaunchPlan (codegen/launch_plan.cc), repeated here so the pack needs

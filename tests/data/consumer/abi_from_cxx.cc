@@ -11,6 +11,9 @@ static_assert(std::is_same<decltype(&dietcode_last_error), const char* (*)()>::v
 static_assert(std::is_same<decltype(&dietcode_select),
                            int (*)(const char*, const int64_t*, int)>::value,
               "select");
+static_assert(std::is_same<decltype(&dietcode_select_arch),
+                           int (*)(const char*, int, const int64_t*, int)>::value,
+              "select_arch");
 static_assert(std::is_same<decltype(&dietcode_launch), int (*)(const char*, void* const*, int,
                                                                const int64_t*, int, void*)>::value,
               "launch");
