@@ -28,8 +28,8 @@
 namespace dietcode {
 
 struct BenchOptions {
-  std::string baseline = "cublas";  // "cublas", "cublaslt" or "none"
-  std::vector<std::string> ops;     // empty: all
+  std::string baseline = "auto";  // a --baseline value (baseline.h: plan_baselines)
+  std::vector<std::string> ops;   // empty: all
   std::vector<ShapeOverride> shapes;
   bool flush_l2 = true;
   int repeats = 30;

@@ -104,7 +104,7 @@ TEST(CliBench, BadInputsAreExit1BeforeTheGpu) {
                          "sizes; pass --workload WORKLOAD.json, the workload the pack was built "
                          "from\n");
 
-  run = run_cli("bench '" + kPack + "' --baseline cudnn", no_gpu());
+  run = run_cli("bench '" + kPack + "' --baseline mkl", no_gpu());
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("--baseline"), std::string::npos) << run.err;
 
