@@ -1,6 +1,7 @@
 #include "bench/baseline.h"
 
 #include "bench/baseline_common.h"
+#include "bench/cudnn_loader.h"
 #include "common/error.h"
 
 namespace dietcode {
@@ -73,6 +74,28 @@ BaselinePlan plan_baselines(const std::string& option, bool has_conv,
                 cudnn_why + "); set DIETCODE_CUDNN_LIBRARY to a libcudnn.so.9 to use cuDNN";
   }
   return plan;
+}
+
+BaselineSet make_baselines(const std::string& option, bool has_gemm, bool has_conv,
+                           const BaselineOptions& options) {
+  std::string cudnn_why;
+  if (has_conv && option != "cublas" && option != "none") cudnn_api_or_null(&cudnn_why);
+  const BaselinePlan plan = plan_baselines(option, has_conv, cudnn_why);
+  BaselineSet set;
+  set.note = plan.note;
+  if (has_gemm && !plan.gemm.empty()) set.gemm = make_baseline(plan.gemm, options);
+  if (!has_conv || plan.conv.empty()) return set;
+  try {
+    set.conv = make_baseline(plan.conv, options);
+  } catch (const EnvironmentError& e) {
+    if (plan.conv != "cudnn" || option == "cudnn") throw;
+    set.conv = make_baseline("cublas+im2col", options);
+    set.note = std::string(
+                   "conv2d baseline is cuBLAS on an explicit im2col, since cuDNN did not "
+                   "start: ") +
+               e.what();
+  }
+  return set;
 }
 
 }  // namespace dietcode

@@ -103,6 +103,17 @@ struct BaselinePlan {
 };
 BaselinePlan plan_baselines(const std::string& option, bool has_conv, const std::string& cudnn_why);
 
+// The baselines of one bench run: plan_baselines for `option`, cuDNN looked for only when there
+// is a conv2d to run and the option may use it, each baseline created only when an op needs
+// it. Under auto/cublaslt a cuDNN that loads but cannot start (cudnnCreate fails: a sub-library
+// missing, an unsupported GPU) gives way to cublas+im2col, with a note.
+struct BaselineSet {
+  std::unique_ptr<Baseline> gemm, conv;
+  std::string note;
+};
+BaselineSet make_baselines(const std::string& option, bool has_gemm, bool has_conv,
+                           const BaselineOptions& options);
+
 // The --baseline values, for the CLI's check and help.
 const std::vector<std::string>& baseline_options();
 

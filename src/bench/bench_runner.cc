@@ -10,7 +10,6 @@
 
 #include "bench/baseline.h"
 #include "bench/bench_kernels.h"
-#include "bench/cudnn_loader.h"
 #include "bench/host_tensors.h"
 #include "common/error.h"
 #include "cuda/device_buffer.h"
@@ -233,21 +232,13 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
   Stream stream;
   NvrtcCompiler compiler;
   BenchKernels kernels(compiler, NvrtcCompiler::supported_archs(), gpu.cc_major, gpu.cc_minor);
-  // One baseline for the GEMM ops, one for conv2d (plan_baselines); cuDNN is only looked for
-  // when there is a conv2d to run and the option may use it.
   bool has_conv = false, has_gemm = false;
   for (const BenchOp* op : ops) (op->spec.kind == OpKind::kConv2d ? has_conv : has_gemm) = true;
-  std::string cudnn_why;
-  if (has_conv && options.baseline != "cublas" && options.baseline != "none")
-    cudnn_api_or_null(&cudnn_why);
-  const BaselinePlan plan = plan_baselines(options.baseline, has_conv, cudnn_why);
   BaselineOptions baseline_options;
   baseline_options.tf32 = options.tf32;
   baseline_options.stream = stream.get();
   baseline_options.kernels = &kernels;
-  std::unique_ptr<Baseline> gemm_baseline, conv_baseline;
-  if (has_gemm && !plan.gemm.empty()) gemm_baseline = make_baseline(plan.gemm, baseline_options);
-  if (has_conv && !plan.conv.empty()) conv_baseline = make_baseline(plan.conv, baseline_options);
+  BaselineSet baselines = make_baselines(options.baseline, has_gemm, has_conv, baseline_options);
   // Twice the L2: every line the timed kernel could find warm is evicted by the writes.
   const DeviceBuffer flush_buffer(options.flush_l2 ? 2 * size_t(gpu.l2_bytes) : 0);
 
@@ -268,7 +259,7 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
   report.warmup = options.warmup;
   if (pack.dims_from != "the pack's manifest")
     report.notes.push_back("shapes and dimensions from " + pack.dims_from);
-  if (!plan.note.empty()) report.notes.push_back(plan.note);
+  if (!baselines.note.empty()) report.notes.push_back(baselines.note);
 
   InstanceBench bench(library, options, context, stream, kernels, flush_buffer);
   std::vector<std::string> labels;  // of the baselines that ran, in op order
@@ -276,7 +267,7 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
   for (size_t o = 0; o < ops.size(); ++o) {
     const BenchOp& op = *ops[o];
     const bool is_conv = op.spec.kind == OpKind::kConv2d;
-    Baseline* baseline = is_conv ? conv_baseline.get() : gemm_baseline.get();
+    Baseline* baseline = is_conv ? baselines.conv.get() : baselines.gemm.get();
     const std::vector<BenchInstance> instances = bench_instances(pack, op, options.shapes);
     std::string what = "none (--baseline none)";
     const bool op_has_baseline = baseline && baseline->supports(op.spec, &what);

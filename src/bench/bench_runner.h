@@ -41,7 +41,8 @@ struct BenchOptions {
   std::function<void(const std::string&)> progress;
 };
 
-// Runs the benchmark. Throws EnvironmentError for the machine (no GPU, no cuBLAS, out of
+// Runs the benchmark. Throws EnvironmentError for the machine (no GPU, no cuBLAS, no cuDNN
+// under --baseline cudnn, out of
 // memory, a pack built for another arch) and UserError for a pack that fails at a valid shape.
 BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
                       const BenchOptions& options);

@@ -88,22 +88,14 @@ class CudnnBaseline : public Baseline {
     throw BaselineUnavailable("cuDNN runs conv2d only, not " + std::string(to_string(op.kind)));
   }
 
+  // A cuDNN failure here (no algorithm, a sub-library that does not load) costs this instance
+  // its baseline time, with the library's words in the report's notes; bench goes on.
   void prepare_conv(const OpSpec& op, const Conv2dShape& shape,
                     const GemmOperands& operands) override {
-    op_ = &op;
-    shape_ = shape;
-    operands_ = operands;
-    const CudnnConvCall call = cudnn_conv_call(shape, op.dtype, options_.tf32);
-    describe(call);
-    choose_algorithm(call);
-    plan_ = conv_epilogue_plan(op.epilogue);
-    if (plan_.fused_bias_relu) {
-      // cuDNN refuses the fused call for some problems and dtypes; the same math unfused then.
-      const cudnn::Status status = launch_fused();
-      if (status == cudnn::kStatusNotSupported || status == cudnn::kStatusBadParam)
-        plan_ = plan_.unfused();
-      else
-        check_cudnn(api_, status, "cudnnConvolutionBiasActivationForward for op " + op.name);
+    try {
+      prepare_instance(op, shape, operands);
+    } catch (const EnvironmentError& e) {
+      throw BaselineUnavailable(e.what());
     }
   }
 
@@ -141,6 +133,24 @@ class CudnnBaseline : public Baseline {
   }
 
  private:
+  void prepare_instance(const OpSpec& op, const Conv2dShape& shape, const GemmOperands& operands) {
+    op_ = &op;
+    shape_ = shape;
+    operands_ = operands;
+    const CudnnConvCall call = cudnn_conv_call(shape, op.dtype, options_.tf32);
+    describe(call);
+    choose_algorithm(call);
+    plan_ = conv_epilogue_plan(op.epilogue);
+    if (plan_.fused_bias_relu) {
+      // cuDNN refuses the fused call for some problems and dtypes; the same math unfused then.
+      const cudnn::Status status = launch_fused();
+      if (status == cudnn::kStatusNotSupported || status == cudnn::kStatusBadParam)
+        plan_ = plan_.unfused();
+      else
+        check_cudnn(api_, status, "cudnnConvolutionBiasActivationForward for op " + op.name);
+    }
+  }
+
   static void* ptr(CUdeviceptr p) { return reinterpret_cast<void*>(p); }
   void* ws() const { return ptr(workspace_.ptr()); }
 
