@@ -1,4 +1,5 @@
-// Times a kernel pack against a baseline on the local GPU, in one process, one context and one
+// Times a kernel pack against its baselines (cuBLAS/cuBLASLt for GEMMs, cuDNN or cuBLAS+im2col
+// for conv2d; baseline.h) on the local GPU, in one process, one context and one
 // stream, and fills a BenchReport.
 //
 // Per op: the operands of its largest instance are allocated once and filled with seeded
@@ -42,8 +43,8 @@ struct BenchOptions {
 };
 
 // Runs the benchmark. Throws EnvironmentError for the machine (no GPU, no cuBLAS, no cuDNN
-// under --baseline cudnn, out of
-// memory, a pack built for another arch) and UserError for a pack that fails at a valid shape.
+// under --baseline cudnn, out of memory, a pack built for another arch) and UserError for a
+// pack that fails at a valid shape.
 BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
                       const BenchOptions& options);
 

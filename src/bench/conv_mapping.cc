@@ -75,10 +75,21 @@ ConvEpiloguePlan conv_epilogue_plan(Epilogue epilogue) {
   return plan;
 }
 
-ConvEpiloguePlan ConvEpiloguePlan::unfused() const {
-  ConvEpiloguePlan plan = *this;
-  if (fused_bias_relu) plan.fused_bias_relu = false, plan.add_bias = true, plan.relu = true;
-  return plan;
+std::vector<ConvEpiloguePlan> conv_epilogue_plans(Epilogue epilogue) {
+  const ConvEpiloguePlan preferred = conv_epilogue_plan(epilogue);
+  std::vector<ConvEpiloguePlan> plans = {preferred};
+  if (preferred.fused_bias_relu) {
+    ConvEpiloguePlan unfused = preferred;
+    unfused.fused_bias_relu = false, unfused.add_bias = true, unfused.relu = true;
+    plans.push_back(unfused);
+  }
+  if (epilogue != Epilogue::kNone && !preferred.bench_kernel) {
+    ConvEpiloguePlan kernel;
+    kernel.epilogue = epilogue;
+    kernel.bench_kernel = true;
+    plans.push_back(kernel);
+  }
+  return plans;
 }
 
 std::string ConvEpiloguePlan::text() const {
@@ -86,9 +97,10 @@ std::string ConvEpiloguePlan::text() const {
   std::string out = "cudnnConvolutionForward";
   if (add_bias) out += " + cudnnAddTensor (bias)";
   if (relu) out += " + cudnnActivationForward (relu)";
+  const bool gelu = epilogue == Epilogue::kGelu || epilogue == Epilogue::kBiasGelu;
   if (bench_kernel)
-    out += std::string(" + separate ") + to_string(epilogue) +
-           " kernel (cuDNN's legacy API has no GELU)";
+    out += std::string(" + separate ") + to_string(epilogue) + " kernel" +
+           (gelu ? " (cuDNN's legacy API has no GELU)" : "");
   return out;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "bench/cudnn_abi.h"
 #include "measure/conv2d_shape.h"
@@ -54,7 +55,11 @@ std::string cudnn_math_text(DType dtype, bool tf32);
 //   bias_relu  cudnnConvolutionBiasActivationForward(RELU): one fused call
 //   gelu, bias_gelu  cudnnConvolutionForward, then bench's NVRTC epilogue kernel (bias and
 //              tanh GELU in one pass): cuDNN's legacy API has no GELU activation.
-// When cuDNN refuses the fused call for a problem, unfused() gives the same math in three calls.
+// cuDNN may refuse a call for a problem or dtype (the fused call's support matrix is narrow,
+// and cudnnAddTensor/cudnnActivationForward do not take every dtype everywhere), so
+// conv_epilogue_plans lists the same math in order of preference: the plan above; for
+// bias_relu, the three unfused cuDNN calls; then the convolution plus bench's epilogue kernel.
+// The baseline uses the first one cuDNN runs, and the report says when it is not the first.
 struct ConvEpiloguePlan {
   Epilogue epilogue = Epilogue::kNone;
   bool fused_bias_relu = false;
@@ -62,9 +67,9 @@ struct ConvEpiloguePlan {
   bool relu = false;
   bool bench_kernel = false;
   std::string text() const;  // "cudnnConvolutionForward + cudnnAddTensor (bias)"
-  ConvEpiloguePlan unfused() const;
 };
 ConvEpiloguePlan conv_epilogue_plan(Epilogue epilogue);
+std::vector<ConvEpiloguePlan> conv_epilogue_plans(Epilogue epilogue);
 
 // "IMPLICIT_PRECOMP_GEMM" for cudnnConvolutionFwdAlgo_t 1; "algo 9" past the known ones.
 std::string cudnn_algo_name(int algo);

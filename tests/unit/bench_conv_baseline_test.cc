@@ -155,8 +155,7 @@ TEST(ConvEpiloguePlan, EveryEpilogue) {
   const ConvEpiloguePlan fused = conv_epilogue_plan(Epilogue::kBiasRelu);
   EXPECT_TRUE(fused.fused_bias_relu);
   EXPECT_EQ(fused.text(), "cudnnConvolutionBiasActivationForward (bias + relu fused)");
-  EXPECT_EQ(fused.unfused().text(),
-            "cudnnConvolutionForward + cudnnAddTensor (bias) + cudnnActivationForward (relu)");
+
   EXPECT_EQ(conv_epilogue_plan(Epilogue::kGelu).text(),
             "cudnnConvolutionForward + separate gelu kernel (cuDNN's legacy API has no GELU)");
   const ConvEpiloguePlan bias_gelu = conv_epilogue_plan(Epilogue::kBiasGelu);
@@ -164,9 +163,29 @@ TEST(ConvEpiloguePlan, EveryEpilogue) {
   EXPECT_FALSE(bias_gelu.add_bias);  // the kernel adds the bias in the same pass
   EXPECT_EQ(bias_gelu.text(),
             "cudnnConvolutionForward + separate bias_gelu kernel (cuDNN's legacy API has no GELU)");
-  // Only bias_relu has a fused form to give up.
-  EXPECT_EQ(conv_epilogue_plan(Epilogue::kBias).unfused().text(),
-            conv_epilogue_plan(Epilogue::kBias).text());
+}
+
+// What the baseline falls back to when cuDNN refuses a call, in order.
+TEST(ConvEpiloguePlan, AlternativesInOrder) {
+  auto texts = [](Epilogue e) {
+    std::vector<std::string> out;
+    for (const ConvEpiloguePlan& p : conv_epilogue_plans(e)) out.push_back(p.text());
+    return out;
+  };
+  EXPECT_EQ(texts(Epilogue::kNone), std::vector<std::string>{"cudnnConvolutionForward"});
+  EXPECT_EQ(texts(Epilogue::kBiasRelu),
+            (std::vector<std::string>{
+                "cudnnConvolutionBiasActivationForward (bias + relu fused)",
+                "cudnnConvolutionForward + cudnnAddTensor (bias) + cudnnActivationForward (relu)",
+                "cudnnConvolutionForward + separate bias_relu kernel"}));
+  EXPECT_EQ(texts(Epilogue::kBias),
+            (std::vector<std::string>{"cudnnConvolutionForward + cudnnAddTensor (bias)",
+                                      "cudnnConvolutionForward + separate bias kernel"}));
+  EXPECT_EQ(texts(Epilogue::kRelu),
+            (std::vector<std::string>{"cudnnConvolutionForward + cudnnActivationForward (relu)",
+                                      "cudnnConvolutionForward + separate relu kernel"}));
+  EXPECT_EQ(texts(Epilogue::kGelu).size(), 1u);  // already on bench's kernel
+  EXPECT_EQ(texts(Epilogue::kBiasGelu).size(), 1u);
 }
 
 TEST(ConvEpiloguePlan, AlgorithmNames) {
