@@ -16,7 +16,8 @@
 // "internal storage precision with at least the same precision and range" (cublas_api.h), i.e.
 // no TF32 down-conversion, which only CUBLAS_TF32_TENSOR_OP_MATH or CUBLAS_COMPUTE_32F_FAST_TF32
 // allow. CUBLAS_PEDANTIC_MATH would also forbid faster exact algorithms, so it is not the fair
-// baseline. `--tf32` opts into TF32 for both.
+// baseline. cuDNN's fp32 runs with CUDNN_FMA_MATH, since its CUDNN_DEFAULT_MATH allows TF32
+// from Ampere on (conv_mapping.h). `--tf32` opts into TF32 for all three.
 #pragma once
 
 #include <cuda.h>
