@@ -22,5 +22,7 @@ std::string precision_text(DType dtype, bool tf32);
 
 std::unique_ptr<Baseline> make_cublas_baseline(const BaselineOptions& options);
 std::unique_ptr<Baseline> make_cublaslt_baseline(const BaselineOptions& options);
+std::unique_ptr<Baseline> make_cudnn_baseline(const BaselineOptions& options);
+std::unique_ptr<Baseline> make_im2col_baseline(const BaselineOptions& options);
 
 }  // namespace dietcode

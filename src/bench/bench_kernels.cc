@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "bench/im2col_index.h"
 #include "common/error.h"
 #include "cuda/driver.h"
 
@@ -12,7 +13,7 @@ namespace {
 // Activation codes shared by the source below and epilogue().
 constexpr int kActNone = 0, kActRelu = 1, kActGelu = 2;
 
-const char kSource[] =
+const char kSourceHead[] =
     R"(// dietcode bench helpers (generated at bench time; no headers, any arch from sm_75).
 __device__ __forceinline__ float dc_activate(float v, int act) {
   if (act == 1) return v > 0.0f ? v : 0.0f;
@@ -67,6 +68,32 @@ extern "C" __global__ void dietcode_bench_flush(unsigned* buffer, long long word
 }
 )";
 
+// im2col for the cuBLAS conv2d fallback: a copy, so one kernel per element size (fp16 and bf16
+// share the 16-bit one; +0.0 is all-zero bits in all three types).
+const char kIm2colKernels[] = R"(
+#define DC_IM2COL(NAME, T)                                                                    \
+  extern "C" __global__ void NAME(const T* x, T* col, long long total, long long gemm_k,      \
+                                  long long c, long long s, long long p, long long q,         \
+                                  long long h, long long w, int stride_h, int stride_w,       \
+                                  int pad_h, int pad_w, int dilation_h, int dilation_w) {     \
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < total;           \
+         i += (long long)gridDim.x * blockDim.x) {                                            \
+      const long long from = dietcode_im2col_source(i, gemm_k, c, s, p, q, h, w, stride_h,    \
+                                                    stride_w, pad_h, pad_w, dilation_h,       \
+                                                    dilation_w);                              \
+      col[i] = from >= 0 ? x[from] : (T)0;                                                    \
+    }                                                                                         \
+  }
+DC_IM2COL(dietcode_bench_im2col_32, float)
+DC_IM2COL(dietcode_bench_im2col_16, unsigned short)
+)";
+
+std::string full_source() {
+  return std::string(kSourceHead) + "\n" +
+         DIETCODE_STRINGIZE_EXPANDED(DIETCODE_IM2COL_INDEX_FUNCTION(__device__ __forceinline__)) +
+         "\n" + kIm2colKernels;
+}
+
 constexpr int kThreads = 256;
 
 void launch(CUfunction f, CUstream stream, int64_t work, int blocks_cap, void** params,
@@ -79,12 +106,12 @@ void launch(CUfunction f, CUstream stream, int64_t work, int blocks_cap, void** 
 
 }  // namespace
 
-std::string bench_kernels_source() { return kSource; }
+std::string bench_kernels_source() { return full_source(); }
 
 CompileRequest bench_kernels_request(const std::string& arch) {
   CompileRequest request;
   request.name = "dietcode_bench_kernels.cu";
-  request.source = kSource;
+  request.source = full_source();
   request.archs = {arch};
   request.want_ptx = false;
   return request;
@@ -118,6 +145,8 @@ BenchKernels::BenchKernels(Compiler& compiler, const std::vector<int>& supported
   epilogue_bf16_ = module_.function("dietcode_bench_epilogue_bf16");
   flush_ = module_.function("dietcode_bench_flush");
   spin_ = module_.function("dietcode_bench_spin");
+  im2col_32_ = module_.function("dietcode_bench_im2col_32");
+  im2col_16_ = module_.function("dietcode_bench_im2col_16");
 }
 
 void BenchKernels::epilogue(CUstream stream, DType dtype, Epilogue epilogue, CUdeviceptr y,
@@ -133,6 +162,18 @@ void BenchKernels::epilogue(CUstream stream, DType dtype, Epilogue epilogue, CUd
                  : dtype == DType::kFloat16 ? epilogue_f16_
                                             : epilogue_bf16_;
   launch(f, stream, rows * cols, blocks_cap_, params, "launching bench's epilogue kernel");
+}
+
+void BenchKernels::im2col(CUstream stream, DType dtype, CUdeviceptr x, CUdeviceptr col,
+                          const Conv2dShape& g) const {
+  long long total = g.n * g.p * g.q * g.r * g.s * g.c, gemm_k = g.r * g.s * g.c;
+  long long c = g.c, s = g.s, p = g.p, q = g.q, h = g.h, w = g.w;
+  int stride_h = g.stride_h, stride_w = g.stride_w, pad_h = g.pad_h, pad_w = g.pad_w;
+  int dilation_h = g.dilation_h, dilation_w = g.dilation_w;
+  void* params[] = {&x, &col, &total,    &gemm_k,   &c,     &s,     &p,          &q,
+                    &h, &w,   &stride_h, &stride_w, &pad_h, &pad_w, &dilation_h, &dilation_w};
+  launch(dtype == DType::kFloat32 ? im2col_32_ : im2col_16_, stream, total, blocks_cap_, params,
+         "launching bench's im2col kernel");
 }
 
 void BenchKernels::spin(CUstream stream, double microseconds) const {

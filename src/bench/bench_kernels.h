@@ -5,6 +5,8 @@
 //     for a pack op with an epilogue is GEMM + this kernel, and bench says so in its output;
 //   - an L2 flush, writing a buffer of twice the L2 size on the timing stream, so "cold" timings
 //     find neither the weights nor the activations in L2.
+//   - im2col, for the conv2d baseline when cuDNN is missing: cuBLAS on the explicit column
+//     matrix (im2col_index.h), the im2col's time counted in the baseline's;
 //   - a spin kernel that holds the stream for a while, so the launches queued behind it run
 //     back to back and CUDA events time the GPU's work, not the host's launch overhead.
 // The GELU is the tanh form, as in dietcode's templates.
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "cuda/module.h"
+#include "measure/conv2d_shape.h"
 #include "nvrtc/compiler.h"
 #include "workload/workload.h"
 
@@ -44,6 +47,10 @@ class BenchKernels {
   void epilogue(CUstream stream, DType dtype, Epilogue epilogue, CUdeviceptr y, CUdeviceptr bias,
                 int64_t rows, int64_t cols) const;
 
+  // col[N*P*Q, R*S*C] = the im2col of the NHWC input x for conv `g`, on `stream`.
+  void im2col(CUstream stream, DType dtype, CUdeviceptr x, CUdeviceptr col,
+              const Conv2dShape& g) const;
+
   // Writes every 32-bit word of [buffer, buffer + bytes) on `stream`.
   void flush(CUstream stream, CUdeviceptr buffer, int64_t bytes) const;
 
@@ -57,6 +64,7 @@ class BenchKernels {
   Module module_;
   CUfunction epilogue_f32_ = nullptr, epilogue_f16_ = nullptr, epilogue_bf16_ = nullptr;
   CUfunction flush_ = nullptr, spin_ = nullptr;
+  CUfunction im2col_32_ = nullptr, im2col_16_ = nullptr;
   int blocks_cap_ = 1024;
   mutable unsigned flush_value_ = 0;
 };

@@ -98,22 +98,20 @@ class InstanceBench {
  public:
   InstanceBench(const PackLibrary& library, const BenchOptions& options,
                 const PrimaryContext& context, const Stream& stream, const BenchKernels& kernels,
-                Baseline* baseline, const DeviceBuffer& flush_buffer)
+                const DeviceBuffer& flush_buffer)
       : library_(library),
         options_(options),
         context_(context),
         stream_(stream),
         kernels_(kernels),
-        baseline_(baseline),
         flush_buffer_(flush_buffer) {
     for (int i = 0; i < 4 * options.repeats; ++i) events_.emplace_back();
   }
 
-  // One row of the report; `baseline_ready` is false when the baseline cannot run it.
+  // One row of the report; `baseline` (prepared for this instance) is null when none runs it.
   BenchRow run(const BenchOp& op, const BenchInstance& inst, OpOperands& operands,
-               bool baseline_ready) {
+               Baseline* baseline) {
     op_ = &op, inst_ = &inst, operands_ = &operands;
-    Baseline* baseline = baseline_ready ? baseline_ : nullptr;
     BenchRow row;
     row.op = op.spec.name;
     row.shape = inst.shape;
@@ -217,7 +215,6 @@ class InstanceBench {
   const PrimaryContext& context_;
   const Stream& stream_;
   const BenchKernels& kernels_;
-  Baseline* baseline_;
   const DeviceBuffer& flush_buffer_;
   std::vector<Event> events_;
   const BenchOp* op_ = nullptr;
@@ -235,21 +232,20 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
   Stream stream;
   NvrtcCompiler compiler;
   BenchKernels kernels(compiler, NvrtcCompiler::supported_archs(), gpu.cc_major, gpu.cc_minor);
-  std::unique_ptr<Baseline> baseline;
-  if (options.baseline != "none") {
-    BaselineOptions baseline_options;
-    baseline_options.tf32 = options.tf32;
-    baseline_options.stream = stream.get();
-    baseline_options.kernels = &kernels;
-    baseline = make_baseline(options.baseline, baseline_options);
-  }
+  bool has_conv = false, has_gemm = false;
+  for (const BenchOp* op : ops) (op->spec.kind == OpKind::kConv2d ? has_conv : has_gemm) = true;
+  BaselineOptions baseline_options;
+  baseline_options.tf32 = options.tf32;
+  baseline_options.stream = stream.get();
+  baseline_options.kernels = &kernels;
+  BaselineSet baselines = make_baselines(options.baseline, has_gemm, has_conv, baseline_options);
   // Twice the L2: every line the timed kernel could find warm is evicted by the writes.
   const DeviceBuffer flush_buffer(options.flush_l2 ? 2 * size_t(gpu.l2_bytes) : 0);
 
   BenchReport report;
   report.pack = library.path();
   report.device = fmt::format("{} ({}, {} SMs)", gpu.name, gpu.arch(), gpu.sms);
-  report.baseline = options.baseline;
+  report.baseline = "none";  // the labels of the baselines that ran, set below
   report.l2 = options.flush_l2 ? "flush" : "warm";
   report.l2_detail =
       options.flush_l2
@@ -263,15 +259,22 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
   report.warmup = options.warmup;
   if (pack.dims_from != "the pack's manifest")
     report.notes.push_back("shapes and dimensions from " + pack.dims_from);
+  if (!baselines.note.empty()) report.notes.push_back(baselines.note);
 
-  InstanceBench bench(library, options, context, stream, kernels, baseline.get(), flush_buffer);
+  InstanceBench bench(library, options, context, stream, kernels, flush_buffer);
+  std::vector<std::string> labels;  // of the baselines that ran, in op order
   int unavailable = 0;
   for (size_t o = 0; o < ops.size(); ++o) {
     const BenchOp& op = *ops[o];
+    const bool is_conv = op.spec.kind == OpKind::kConv2d;
+    Baseline* baseline = is_conv ? baselines.conv.get() : baselines.gemm.get();
     const std::vector<BenchInstance> instances = bench_instances(pack, op, options.shapes);
     std::string what = "none (--baseline none)";
     const bool op_has_baseline = baseline && baseline->supports(op.spec, &what);
     report.baseline_per_op.emplace_back(op.spec.name, what);
+    if (op_has_baseline &&
+        std::find(labels.begin(), labels.end(), baseline->label()) == labels.end())
+      labels.push_back(baseline->label());
     if (options.progress)
       options.progress(fmt::format("{}: {} shape{}, {} {}", op.spec.name, instances.size(),
                                    instances.size() == 1 ? "" : "s", to_string(op.spec.kind),
@@ -281,17 +284,28 @@ BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
       bool ready = op_has_baseline;
       if (ready) {
         try {
-          baseline->prepare(op.spec, inst.gemm, gemm_operands(op, operands));
+          if (is_conv)
+            baseline->prepare_conv(op.spec, conv2d_shape(op.spec, inst.values),
+                                   gemm_operands(op, operands));
+          else
+            baseline->prepare(op.spec, inst.gemm, gemm_operands(op, operands));
         } catch (const BaselineUnavailable& e) {
           ready = false;
           if (++unavailable <= 5)
             report.notes.push_back(op.spec.name + " " + inst.shape + ": " + e.what());
         }
       }
-      BenchRow row = bench.run(op, inst, operands, ready);
+      BenchRow row = bench.run(op, inst, operands, ready ? baseline : nullptr);
+      if (ready)
+        row.baseline = baseline->label(), row.baseline_detail = baseline->instance_detail();
       row.peak_tflops = peak_tflops(gpu, op.spec.dtype);
       report.rows.push_back(std::move(row));
     }
+  }
+  if (!labels.empty()) {
+    report.baseline.clear();
+    for (const std::string& label : labels)
+      report.baseline += (report.baseline.empty() ? "" : ", ") + label;
   }
   if (unavailable > 5)
     report.notes.push_back(

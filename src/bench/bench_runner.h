@@ -1,4 +1,5 @@
-// Times a kernel pack against a baseline on the local GPU, in one process, one context and one
+// Times a kernel pack against its baselines (cuBLAS/cuBLASLt for GEMMs, cuDNN or cuBLAS+im2col
+// for conv2d; baseline.h) on the local GPU, in one process, one context and one
 // stream, and fills a BenchReport.
 //
 // Per op: the operands of its largest instance are allocated once and filled with seeded
@@ -28,8 +29,8 @@
 namespace dietcode {
 
 struct BenchOptions {
-  std::string baseline = "cublas";  // "cublas", "cublaslt" or "none"
-  std::vector<std::string> ops;     // empty: all
+  std::string baseline = "auto";  // a --baseline value (baseline.h: plan_baselines)
+  std::vector<std::string> ops;   // empty: all
   std::vector<ShapeOverride> shapes;
   bool flush_l2 = true;
   int repeats = 30;
@@ -41,8 +42,9 @@ struct BenchOptions {
   std::function<void(const std::string&)> progress;
 };
 
-// Runs the benchmark. Throws EnvironmentError for the machine (no GPU, no cuBLAS, out of
-// memory, a pack built for another arch) and UserError for a pack that fails at a valid shape.
+// Runs the benchmark. Throws EnvironmentError for the machine (no GPU, no cuBLAS, no cuDNN
+// under --baseline cudnn, out of memory, a pack built for another arch) and UserError for a
+// pack that fails at a valid shape.
 BenchReport run_bench(const PackLibrary& library, const BenchPack& pack,
                       const BenchOptions& options);
 

@@ -82,7 +82,13 @@ std::string format_table(const std::vector<std::vector<std::string>>& cells,
   return out;
 }
 
-std::string baseline_label(const BenchReport& report) { return report.baseline + " us"; }
+// The latency column names the baseline when there is one ("cublas us"), else "baseline us".
+std::string baseline_label(const BenchReport& report) {
+  return report.baseline.find(", ") == std::string::npos ? report.baseline + " us"
+                                                         : std::string("baseline us");
+}
+
+json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
 }  // namespace
 
@@ -172,6 +178,8 @@ json report_json(const BenchReport& report) {
   for (const BenchRow& r : report.rows) {
     rows.push_back({{"op", r.op},
                     {"shape", r.shape},
+                    {"baseline", text_or_null(r.baseline)},
+                    {"baseline_detail", text_or_null(r.baseline_detail)},
                     {"pack_us", json_figure(r.pack_us, 4)},
                     {"baseline_us", json_figure(r.baseline_us, 4)},
                     {"speedup", json_figure(r.speedup(), 4)},

@@ -25,10 +25,12 @@ struct BenchRow {
   double weight = 1;  // the instance's weight; only ratios between rows matter
   double flops = 0;   // of the instance: 2 * batch * M * N * K
   double pack_us = 0;
-  double baseline_us = -1;   // < 0: no baseline for this op
-  double peak_tflops = 0;    // the device's peak for the op's dtype; 0 when unknown
-  std::string check = "ok";  // "ok", "unchecked (...)" or "mismatch: ..."
-  bool failed = false;       // the results disagree: bench exits 1
+  double baseline_us = -1;      // < 0: no baseline for this op
+  std::string baseline;         // which baseline ran: "cublas", "cudnn 9.19.0", "cublas+im2col"
+  std::string baseline_detail;  // what it chose for this shape, e.g. cuDNN's algorithm
+  double peak_tflops = 0;       // the device's peak for the op's dtype; 0 when unknown
+  std::string check = "ok";     // "ok", "unchecked (...)" or "mismatch: ..."
+  bool failed = false;          // the results disagree: bench exits 1
 
   bool has_baseline() const { return baseline_us > 0; }
   double speedup() const;          // baseline_us / pack_us; -1 without a baseline
@@ -40,7 +42,7 @@ struct BenchRow {
 struct BenchReport {
   std::string pack;       // the pack file as the user named it
   std::string device;     // "NVIDIA H100 80GB HBM3 (sm_90)"
-  std::string baseline;   // "cublas", "cublaslt" or "none"
+  std::string baseline;   // the baselines that ran: "cublas", "cublas, cudnn 9.19.0", "none"
   std::string l2;         // "flush" or "warm"
   std::string l2_detail;  // how, e.g. "L2 flushed before every timed launch (100 MiB written)"
   std::string date;       // ISO 8601, e.g. "2025-06-01T12:00:00Z"
@@ -72,8 +74,8 @@ std::string format_csv(const BenchReport& report);
 
 // {"pack", "device", "baseline", "l2", "l2_detail", "date", "repeats", "warmup",
 //  "geomean_speedup", "worst": {...} | null, "failures", "baseline_per_op", "notes",
-//  "rows": [{"op", "shape", "pack_us", "baseline_us", "speedup", "pack_tflops",
-//            "baseline_tflops", "percent_of_peak", "weight", "flops", "check"}]}
+//  "rows": [{"op", "shape", "baseline", "baseline_detail", "pack_us", "baseline_us", "speedup",
+//            "pack_tflops", "baseline_tflops", "percent_of_peak", "weight", "flops", "check"}]}
 // Figures that do not exist are null.
 nlohmann::json report_json(const BenchReport& report);
 

@@ -237,7 +237,14 @@ std::string render_svg(const BenchReport& report) {
   for (size_t p = 0; p < panels.size(); ++p) {
     const double ox = double(p % columns) * kPanelW;
     const double oy = header + double(p / columns) * kPanelH;
-    out += render_panel(panels[p], report.baseline, ox, oy);
+    // A panel names the baseline its op ran against (cuDNN for conv2d, cuBLAS for a GEMM).
+    std::string baseline = report.baseline;
+    for (const BenchRow* r : panels[p].rows)
+      if (!r->baseline.empty()) {
+        baseline = r->baseline;
+        break;
+      }
+    out += render_panel(panels[p], baseline, ox, oy);
   }
   return out + "</svg>\n";
 }

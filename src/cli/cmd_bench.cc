@@ -1,5 +1,6 @@
 // dietcode bench libNAME.so: time every op of a kernel pack at every shape instance against
-// cuBLAS or cuBLASLt on the local GPU, in the same process and stream, check that the results
+// cuBLAS or cuBLASLt (dense, batch_matmul) and cuDNN (conv2d; cuBLAS on an explicit im2col
+// when cuDNN is missing) on the local GPU, in the same process and stream, check that the results
 // agree, and print the table with the weighted geometric-mean speedup (SPEC §2). CSV, JSON and
 // an SVG plot on request.
 //
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "bench/baseline.h"
 #include "bench/bench_pack.h"
 #include "bench/bench_runner.h"
 #include "bench/pack_library.h"
@@ -32,7 +34,7 @@ namespace {
 struct BenchCommandOptions {
   std::string pack;
   std::string workload;
-  std::string baseline = "cublas";
+  std::string baseline = "auto";
   std::vector<std::string> ops;
   std::vector<std::string> shapes;
   std::string l2 = "flush";
@@ -105,13 +107,15 @@ int run_bench_command(const BenchCommandOptions& opt, const GlobalOptions& globa
 void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
   auto opt = std::make_shared<BenchCommandOptions>();
   auto* cmd = app.add_subcommand(
-      "bench", "Time a kernel pack against cuBLAS/cuBLASLt at every shape on the local GPU");
+      "bench", "Time a kernel pack against cuBLAS/cuBLASLt/cuDNN at every shape on the local GPU");
   cmd->add_option("PACK", opt->pack, "The kernel pack (libNAME.so)")->required();
   cmd->add_option("--workload", opt->workload,
                   "The workload the pack was built from; needed when its manifest has no dims");
   cmd->add_option("--baseline", opt->baseline,
-                  "cublas (default), cublaslt (fused epilogues) or none")
-      ->check(CLI::IsMember({"cublas", "cublaslt", "none"}));
+                  "auto (default: cuBLAS for dense/batch_matmul, cuDNN for conv2d, or cuBLAS on "
+                  "an im2col without cuDNN), cublas (conv2d on im2col too), cublaslt (fused "
+                  "epilogues), cudnn (conv2d must run on cuDNN) or none")
+      ->check(CLI::IsMember(baseline_options()));
   cmd->add_option("--ops", opt->ops, "Only these ops (comma-separated)")->delimiter(',');
   cmd->add_option("--shapes", opt->shapes,
                   "Shape values instead of the tuned range: T=1:128, T=1:128:8 or T=1,2,4 "
@@ -125,7 +129,8 @@ void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--warmup", opt->warmup, "Untimed runs of each per shape first")
       ->check(CLI::Range(0, 100000));
-  cmd->add_flag("--tf32", opt->tf32, "Let the baseline run fp32 GEMMs on TF32 tensor cores");
+  cmd->add_flag("--tf32", opt->tf32,
+                "Let the baseline run fp32 GEMMs and convolutions on TF32 tensor cores");
   cmd->add_option("--csv", opt->csv, "Write the rows as CSV to this file (- for stdout)");
   cmd->add_option("--json", opt->json, "Write the report as JSON to this file (- for stdout)");
   cmd->add_option("--plot", opt->plot, "Write an SVG plot to this file (- for stdout)");
@@ -136,8 +141,9 @@ void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
       "Examples:\n"
       "  dietcode bench libbert_dense.so --baseline cublaslt --plot bert.svg\n"
       "  dietcode bench libbert_dense.so --shapes T=1,16,37,128 --l2 warm --json -\n"
+      "  DIETCODE_CUDNN_LIBRARY=/opt/cudnn/lib/libcudnn.so.9 dietcode bench libresnet.so\n"
       "Exit 0 when every instance agrees with the baseline, 1 when one does not (or on bad\n"
-      "input), 2 without a GPU or cuBLAS.");
+      "input), 2 without a GPU or cuBLAS (or without cuDNN under --baseline cudnn).");
   cmd->callback([opt, &global, &action] {
     action = [opt, &global] { return run_bench_command(*opt, global); };
   });

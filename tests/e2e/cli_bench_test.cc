@@ -67,6 +67,17 @@ TEST(CliBench, NoGpuIsExit2WithOneLine) {
   EXPECT_FALSE(std::filesystem::exists("x.csv"));
 }
 
+// Every --baseline value passes the input checks; the GPU is what stops them here.
+TEST(CliBench, EveryBaselineOptionIsAccepted) {
+  for (const char* option : {"auto", "cublas", "cublaslt", "cudnn", "none"}) {
+    SCOPED_TRACE(option);
+    const CliRun run = run_cli("bench '" + kPack + "' --baseline " + option, no_gpu());
+    EXPECT_EQ(run.exit_code, 2);
+    EXPECT_EQ(run.err,
+              "dietcode bench: no CUDA GPU: no CUDA device: cuInit failed: CUDA_ERROR_NO_DEVICE\n");
+  }
+}
+
 TEST(CliBench, ThisMachineWithoutADriver) {
   std::string why;
   if (driver_or_null(&why)) GTEST_SKIP() << "this machine has a CUDA driver; tests/gpu covers it";
@@ -104,7 +115,7 @@ TEST(CliBench, BadInputsAreExit1BeforeTheGpu) {
                          "sizes; pass --workload WORKLOAD.json, the workload the pack was built "
                          "from\n");
 
-  run = run_cli("bench '" + kPack + "' --baseline cudnn", no_gpu());
+  run = run_cli("bench '" + kPack + "' --baseline mkl", no_gpu());
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("--baseline"), std::string::npos) << run.err;
 

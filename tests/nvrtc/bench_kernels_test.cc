@@ -1,12 +1,13 @@
-// bench's helper kernels (elementwise epilogue for the unfused cuBLAS baseline, L2 flush, spin)
-// compile with NVRTC for every arch bench may meet, with no spills; and the arch bench picks
-// for a GPU from what NVRTC supports. No GPU needed.
+// bench's helper kernels (elementwise epilogue for the unfused cuBLAS baseline, L2 flush, spin,
+// im2col for the conv2d fallback) compile with NVRTC for every arch bench may meet, with no spills;
+// and the arch bench picks for a GPU from what NVRTC supports. No GPU needed.
 #include "bench/bench_kernels.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
+#include "bench/im2col_index.h"
 #include "nvrtc/nvrtc_compiler.h"
 
 namespace dietcode {
@@ -26,7 +27,8 @@ TEST(BenchKernels, CompileForEveryArchWithoutSpills) {
     EXPECT_EQ(entries,
               (std::set<std::string>{"dietcode_bench_epilogue_f32", "dietcode_bench_epilogue_f16",
                                      "dietcode_bench_epilogue_bf16", "dietcode_bench_flush",
-                                     "dietcode_bench_spin"}));
+                                     "dietcode_bench_spin", "dietcode_bench_im2col_32",
+                                     "dietcode_bench_im2col_16"}));
   }
 }
 
@@ -37,6 +39,30 @@ TEST(BenchKernels, PtxForAGpuNewerThanNvrtc) {
   const CompileResult result = compiler.compile(request);
   ASSERT_TRUE(result.ok) << result.log;
   EXPECT_NE(result.ptx.find(".entry dietcode_bench_flush"), std::string::npos);
+}
+
+// The GPU's im2col indexes with exactly the function the host tests check (im2col_index.h).
+TEST(BenchKernels, Im2colUsesTheSharedIndexFunction) {
+  const std::string source = bench_kernels_source();
+  const std::string device_function =
+      DIETCODE_STRINGIZE_EXPANDED(DIETCODE_IM2COL_INDEX_FUNCTION(__device__ __forceinline__));
+  EXPECT_EQ(
+      device_function.rfind("__device__ __forceinline__ long long dietcode_im2col_source(", 0), 0u)
+      << device_function;
+  EXPECT_NE(source.find(device_function), std::string::npos);
+  EXPECT_NE(source.find("const long long from = dietcode_im2col_source(i, gemm_k, c, s, p, q, h, "
+                        "w, stride_h,"),
+            std::string::npos);
+  // Both element sizes are in the sm_80 and sm_90 cubins' PTX.
+  NvrtcCompiler compiler;
+  for (const char* arch : {"sm_80", "sm_90"}) {
+    CompileRequest request = bench_kernels_request(arch);
+    request.want_ptx = true;
+    const CompileResult result = compiler.compile(request);
+    ASSERT_TRUE(result.ok) << result.log;
+    EXPECT_NE(result.ptx.find(".entry dietcode_bench_im2col_32"), std::string::npos) << arch;
+    EXPECT_NE(result.ptx.find(".entry dietcode_bench_im2col_16"), std::string::npos) << arch;
+  }
 }
 
 TEST(BenchKernels, ArchChoice) {

@@ -120,6 +120,31 @@ TEST(BenchReport, TableWithoutBaseline) {
       << text;
 }
 
+// A report mixing a GEMM baseline and cuDNN: the latency column is "baseline us", the rows
+// say which baseline timed them, and what it chose.
+TEST(BenchReport, MixedBaselinesNameThemselvesPerRow) {
+  BenchReport report = sample_report();
+  report.baseline = "cublas, cudnn 9.19.0";
+  report.rows[0].baseline = "cublas";
+  report.rows[2].baseline_us = 4;
+  report.rows[2].baseline = "cudnn 9.19.0";
+  report.rows[2].baseline_detail = "IMPLICIT_PRECOMP_GEMM";
+  const std::string text = format_report(report);
+  EXPECT_NE(text.find("  baseline us  "), std::string::npos) << text;
+  EXPECT_NE(text.find("weighted geometric-mean speedup over cublas, cudnn 9.19.0:"),
+            std::string::npos)
+      << text;
+  const nlohmann::json j = report_json(report);
+  EXPECT_EQ(j["baseline"], "cublas, cudnn 9.19.0");
+  EXPECT_EQ(j["rows"][0]["baseline"], "cublas");
+  EXPECT_TRUE(j["rows"][0]["baseline_detail"].is_null());
+  EXPECT_TRUE(j["rows"][1]["baseline"].is_null());
+  EXPECT_EQ(j["rows"][2]["baseline"], "cudnn 9.19.0");
+  EXPECT_EQ(j["rows"][2]["baseline_detail"], "IMPLICIT_PRECOMP_GEMM");
+  // A single baseline keeps its name on the column.
+  EXPECT_NE(format_report(sample_report()).find("  cublas us  "), std::string::npos);
+}
+
 TEST(BenchReport, CsvExact) {
   BenchReport report = sample_report();
   report.rows[1].check = "mismatch: 1 of 10 outputs differ; first at [0, 1]: pack 1, baseline 2";
