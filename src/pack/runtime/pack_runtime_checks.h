@@ -115,10 +115,14 @@ int check_extents(const OpDesc& op, void* const* args, const DietcodeArgs& a) {
   int64_t out_bytes = tensor_bytes(op, a, out);
   for (int i = 0; i <= out; ++i) {
     int64_t bytes = i == out ? out_bytes : tensor_bytes(op, a, i);
-    if (bytes < 0 || uintptr_t(args[i]) > UINTPTR_MAX - uint64_t(bytes))
+    if (bytes < 0)
       return fail(DIETCODE_ERR_INVALID_ARGUMENT,
-                  "op %s: these shape values make argument %s larger than the address space",
+                  "op %s: argument %s would hold more than 2^63 bytes at these shape values",
                   op.name, op.arg_names[i]);
+    if (uintptr_t(args[i]) > UINTPTR_MAX - uint64_t(bytes))
+      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                  "op %s: argument %s (%p, %lld bytes) runs past the end of the address space",
+                  op.name, op.arg_names[i], args[i], (long long)bytes);
     if (i == out || bytes == 0 || out_bytes == 0) continue;
     uintptr_t in = uintptr_t(args[i]), o = uintptr_t(args[out]);
     if (o < in + uint64_t(bytes) && in < o + uint64_t(out_bytes))

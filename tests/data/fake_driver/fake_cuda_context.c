@@ -23,7 +23,8 @@ static CUresult primary_retain(CUcontext* ctx, CUdevice device) {
   pthread_mutex_lock(&g_fake.mu);
   c->magic = kCtxMagic;
   c->device = device;
-  if (c->retained == 0) c->id = ++g_fake.next_ctx_id; /* a new incarnation */
+  if (c->retained == 0) /* a new incarnation */
+    __atomic_store_n(&c->id, ++g_fake.next_ctx_id, __ATOMIC_RELEASE);
   __atomic_store_n(&c->retained, c->retained + 1, __ATOMIC_RELEASE);
   pthread_mutex_unlock(&g_fake.mu);
   atomic_fetch_add(&g_fake.retained, 1);
@@ -76,9 +77,7 @@ static CUresult ctx_get_id(CUcontext ctx, unsigned long long* id) {
   if (!id) return CUDA_ERROR_INVALID_VALUE;
   struct CUctx_st* c = fake_live_ctx(ctx ? ctx : t_current);
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
-  pthread_mutex_lock(&g_fake.mu);
-  *id = c->id;
-  pthread_mutex_unlock(&g_fake.mu);
+  *id = __atomic_load_n(&c->id, __ATOMIC_ACQUIRE); /* no lock: launches ask on every call */
   return CUDA_SUCCESS;
 }
 

@@ -1,0 +1,228 @@
+// A real pack (built by `dietcode build` from a tuning log, CUBINs by NVRTC) under stress, on
+// the stand-in driver (a TEST DOUBLE, tests/data/fake_driver): many threads, streams and
+// contexts at once, hundreds of load/unload cycles that must leave no driver object behind,
+// and bad arguments that must get clean errors. The same scenarios run once more with the
+// client, the pack (recompiled from its kept generated sources) and the double built under
+// AddressSanitizer + UndefinedBehaviorSanitizer, and under ThreadSanitizer.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "e2e/cli_util.h"
+#include "search/tuning_log.h"
+
+namespace dietcode {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using test::CommandOptions;
+using test::CommandResult;
+using test::run_command;
+
+// Three dense_f32 micro-kernels, each the fastest on a band of T; the middle one splits K, so
+// launches there take a workspace and a second (reduction) kernel.
+const MicroKernel kSmall{
+    "dense_f32",
+    {{"WARPS_M", 1}, {"WARPS_N", 2}, {"THREADS_M", 4}, {"THREADS_N", 8}, {"TM", 2}, {"TN", 4}}};
+const MicroKernel kSplit{"dense_f32",
+                         {{"WARPS_M", 1},
+                          {"WARPS_N", 2},
+                          {"THREADS_M", 4},
+                          {"THREADS_N", 8},
+                          {"TM", 2},
+                          {"TN", 4},
+                          {"SPLITK", 2}}};
+const MicroKernel kLarge{"dense_f32", {}};
+
+constexpr int kMaxT = 40;
+const std::string kStress = DIETCODE_STRESS_DIR;
+
+class PackStressTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir;
+    std::string workload = dir_->write("tiny.json", R"({"name": "tiny",
+      "shape_vars": {"T": {"min": 1, "max": 40}},
+      "ops": [{"name": "proj", "op": "dense", "dtype": "float32", "M": "4*T", "N": 64, "K": 32}]})");
+    std::string log = dir_->file("tiny.jsonl");
+    {
+      TuningLogWriter writer(log);
+      for (int64_t t = 1; t <= kMaxT; ++t)
+        for (const MicroKernel& mk : {kSmall, kSplit, kLarge}) {
+          const MicroKernel& best = t <= 12 ? kSmall : t <= 25 ? kSplit : kLarge;
+          TuningRecord r;
+          r.workload = "tiny";
+          r.op = "proj";
+          r.mk = mk;
+          r.shape = {{"T", t}};
+          r.gemm = {1, 4 * t, 64, 32};
+          r.device = "NVIDIA H100 80GB HBM3";
+          r.arch = "sm_90";
+          r.tool_version = "0.1.0";
+          r.timestamp = "2025-01-01T00:00:00.000Z";
+          r.latency_us = 3.0 + 0.1 * double(t) + (mk == best ? 0.0 : 1.0);
+          writer.append(r);
+        }
+    }
+    CommandOptions options;
+    options.env = {{"DIETCODE_CACHE_DIR", dir_->file("cache")}};
+    CommandResult build = test::run_cli({"build", workload, "--log", log, "-o",
+                                         dir_->file("libtiny.so"), "--arch", "sm_80,sm_90",
+                                         "--max-kernels", "3", "--keep-build-dir"},
+                                        options);
+    ASSERT_EQ(build.exit_code, 0) << build.summary();
+    const std::string kept = "pack sources kept in ";
+    size_t at = build.err.find(kept);
+    ASSERT_NE(at, std::string::npos) << build.err;
+    sources_ = new std::string(build.err.substr(at + kept.size()));
+    sources_->resize(sources_->find('\n'));
+    // The same generated sources, compiled with each sanitizer and pack_writer's flags (the
+    // version script keeps libstdc++'s unique symbols local, without which dlclose could not
+    // unload the pack).
+    for (const auto& [kind, flags] : std::map<std::string, std::string>{
+             {"asan", "-fsanitize=address,undefined -fno-sanitize-recover=all"},
+             {"tsan", "-fsanitize=thread"}}) {
+      CommandResult cc = run_command(
+          {"sh", "-c",
+           "'" DIETCODE_STRESS_CXX "' -std=c++17 -O1 -g -fPIC -shared -fvisibility=hidden "
+           "-fvisibility-inlines-hidden -Wl,--version-script=exports.map " +
+               flags + " -Iinclude -I. -isystem '" DIETCODE_STRESS_CUDA_INCLUDE
+                       "' pack.cc pack_runtime.cc -o '" +
+               dir_->file("libtiny_" + kind + ".so") + "' -ldl"},
+          CommandOptions{*sources_, {}, {}, "", 300});
+      ASSERT_EQ(cc.exit_code, 0) << cc.summary();
+    }
+  }
+  static void TearDownTestSuite() {
+    if (sources_) fs::remove_all(*sources_);
+    delete sources_;
+    delete dir_;
+  }
+
+  // Runs the client of this kind (plain, asan, tsan) on the pack of the same kind.
+  static CommandResult stress(const std::string& kind, std::vector<std::string> args,
+                              std::vector<std::pair<std::string, std::string>> env = {}) {
+    std::string lib = dir_->file(kind == "plain" ? "libtiny.so" : "libtiny_" + kind + ".so");
+    std::vector<std::string> argv = {kStress + "/pack_stress/pack_stress_" + kind, lib, "proj",
+                                     std::to_string(kMaxT)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandOptions options;
+    options.env = {{"LD_LIBRARY_PATH", kStress + (kind == "plain" ? "/fake_driver" : "/fake_driver_" + kind)},
+                   {"FAKE_CUDA_KERNELS", "1"},
+                   {"ASAN_OPTIONS", "detect_leaks=1"},
+                   {"TSAN_OPTIONS", "halt_on_error=1"}};
+    options.env.insert(options.env.end(), env.begin(), env.end());
+    options.unset_env = {"FAKE_CUDA_DEVICES", "FAKE_CUDA_CC", "FAKE_CUDA_NO_POOLS",
+                         "FAKE_CUDA_MAX_ALLOC"};
+    options.timeout_s = 120;
+    return run_command(argv, options);
+  }
+
+  static std::map<std::string, std::string> checks(const std::string& out) {
+    std::map<std::string, std::string> found;
+    std::istringstream lines(out);
+    for (std::string line; std::getline(lines, line);)
+      if (line.rfind("check ", 0) == 0)
+        found[line.substr(6, line.find(" = ") - 6)] = line.substr(line.find(" = ") + 3);
+    return found;
+  }
+
+  static test::TempDir* dir_;
+  static std::string* sources_;
+};
+
+test::TempDir* PackStressTest::dir_ = nullptr;
+std::string* PackStressTest::sources_ = nullptr;
+
+const std::vector<std::pair<std::string, std::string>> kTwoDevices = {{"FAKE_CUDA_DEVICES", "2"},
+                                                                       {"FAKE_CUDA_CC", "90,80"}};
+
+TEST_F(PackStressTest, SixteenThreadsLaunchOnTwoDevicesAndSixStreamsEach) {
+  CommandResult r = stress("plain", {"concurrent"}, kTwoDevices);
+  ASSERT_EQ(r.exit_code, 0) << r.summary() << r.out;
+  EXPECT_THAT(r.out, HasSubstr("contexts 2\n"));
+  EXPECT_THAT(r.out, HasSubstr("ok concurrent\n"));
+}
+
+TEST_F(PackStressTest, WorkspacesWithoutMemoryPoolsAreFreedToo) {
+  CommandResult r = stress("plain", {"concurrent"}, {{"FAKE_CUDA_NO_POOLS", "1"}});
+  ASSERT_EQ(r.exit_code, 0) << r.summary() << r.out;
+  EXPECT_THAT(r.out, HasSubstr("contexts 1\n"));
+}
+
+TEST_F(PackStressTest, TwoHundredLoadUnloadCyclesLeaveNoDriverObjectBehind) {
+  CommandResult r = stress("plain", {"cycles", "200"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary() << r.out;
+  EXPECT_THAT(r.out, HasSubstr("ok cycles\n"));
+}
+
+TEST_F(PackStressTest, BadArgumentsGetOneLineErrorsAndHugeShapesNoOverflow) {
+  CommandResult r = stress("plain", {"checks"}, {{"FAKE_CUDA_MAX_ALLOC", "1024"}});
+  ASSERT_EQ(r.exit_code, 0) << r.summary() << r.out;
+  std::map<std::string, std::string> c = checks(r.out);
+  EXPECT_EQ(c["ok"], "0 | ");
+  EXPECT_THAT(c["misaligned"],
+              HasSubstr("1 | op proj: argument X (0x100000000004) is not aligned to "));
+  EXPECT_EQ(c["output_is_input"],
+            "1 | op proj: output Y (0x100000000000, 8192 bytes) overlaps input X "
+            "(0x100000000000, 4096 bytes)");
+  EXPECT_EQ(c["output_overlaps_end"],
+            "1 | op proj: output Y (0x100000000ff0, 8192 bytes) overlaps input X "
+            "(0x100000000000, 4096 bytes)");
+  EXPECT_EQ(c["output_overlaps_weights"],
+            "1 | op proj: output Y (0x200000000000, 8192 bytes) overlaps input W "
+            "(0x200000000000, 8192 bytes)");
+  EXPECT_EQ(c["output_right_after_input"], "0 | ");
+  EXPECT_EQ(c["null_pointer"], "1 | op proj: argument X is NULL");
+  EXPECT_EQ(c["null_args"], "1 | op proj: args is NULL");
+  EXPECT_EQ(c["four_args"], "1 | op proj takes 3 arguments, got 4");
+  EXPECT_EQ(c["two_values"], "1 | op proj takes 1 shape value(s) (T), got 2");
+  EXPECT_EQ(c["null_values"], "1 | op proj: shape_values is NULL");
+  EXPECT_EQ(c["value_0"], "1 | op proj: shape value T = 0 is below 1");
+  EXPECT_EQ(c["value_negative"], "1 | op proj: shape value T = -5 is below 1");
+  EXPECT_EQ(c["value_int64_min"], "1 | op proj: shape value T = -9223372036854775808 is below 1");
+  // Far past the tuned range: the largest kernel still launches (its grid clamps y).
+  EXPECT_EQ(c["value_1e9"], "0 | ");
+  EXPECT_EQ(c["value_int32_max"], "0 | ");
+  EXPECT_EQ(c["value_2_pow_31"], "1 | op proj: shape value T = 2147483648 is above 2147483647");
+  EXPECT_EQ(c["value_int64_max"],
+            "1 | op proj: shape value T = 9223372036854775807 is above 2147483647");
+  EXPECT_EQ(c["output_at_top_of_memory"],
+            "1 | op proj: argument Y (0xfffffffffffffff0, 8192 bytes) runs past the end of the "
+            "address space");
+  EXPECT_EQ(c["split_k_launch"],
+            "5 | op proj: allocating the split-K workspace failed: CUDA_ERROR_OUT_OF_MEMORY "
+            "(fake driver)");
+}
+
+TEST_F(PackStressTest, AGpuWithoutABinaryForItIsAnArchMismatch) {
+  CommandResult r = stress("plain", {"checks"}, {{"FAKE_CUDA_CC", "75"}});
+  std::string ok = checks(r.out)["ok"];
+  EXPECT_THAT(ok, HasSubstr("4 | op proj: kernel "));
+  EXPECT_THAT(ok, HasSubstr(" has no binary for this GPU (sm_75); the pack has sm_80, sm_90"));
+}
+
+TEST_F(PackStressTest, AddressAndUndefinedBehaviorSanitizersFindNothing) {
+  for (std::vector<std::string> scenario :
+       {std::vector<std::string>{"concurrent"}, {"cycles", "30"}, {"checks"}}) {
+    CommandResult r = stress("asan", scenario, kTwoDevices);
+    EXPECT_EQ(r.exit_code, 0) << scenario[0] << ": " << r.summary() << r.out;
+    EXPECT_THAT(r.out, HasSubstr("ok " + scenario[0] + "\n"));
+  }
+}
+
+TEST_F(PackStressTest, ThreadSanitizerFindsNoRace) {
+  for (std::vector<std::string> scenario :
+       {std::vector<std::string>{"concurrent"}, {"cycles", "10"}}) {
+    CommandResult r = stress("tsan", scenario, kTwoDevices);
+    EXPECT_EQ(r.exit_code, 0) << scenario[0] << ": " << r.summary() << r.out;
+    EXPECT_THAT(r.out, HasSubstr("ok " + scenario[0] + "\n"));
+  }
+}
+
+}  // namespace
+}  // namespace dietcode
