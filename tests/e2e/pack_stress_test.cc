@@ -4,8 +4,11 @@
 // and bad arguments that must get clean errors. The same scenarios run once more with the
 // client, the pack (recompiled from its kept generated sources) and the double built under
 // AddressSanitizer + UndefinedBehaviorSanitizer, and under ThreadSanitizer.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <map>
@@ -18,10 +21,10 @@ namespace dietcode {
 namespace {
 
 namespace fs = std::filesystem;
-using ::testing::HasSubstr;
 using test::CommandOptions;
 using test::CommandResult;
 using test::run_command;
+using ::testing::HasSubstr;
 
 // Three dense_f32 micro-kernels, each the fastest on a band of T; the middle one splits K, so
 // launches there take a workspace and a second (reduction) kernel.
@@ -41,14 +44,41 @@ const MicroKernel kLarge{"dense_f32", {}};
 constexpr int kMaxT = 40;
 const std::string kStress = DIETCODE_STRESS_DIR;
 
+// The packs every test runs on: the plain one `dietcode build` writes, and the same generated
+// sources compiled with each sanitizer. CTest runs each test in its own process, so they are
+// built once into the build tree (under a lock: tests may run in parallel) and rebuilt only
+// when dietcode or this test changes.
 class PackStressTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new test::TempDir;
-    std::string workload = dir_->write("tiny.json", R"({"name": "tiny",
+    packs_ = new std::string(kStress + "/pack_stress/packs");
+    fs::create_directories(*packs_);
+    int lock = open((*packs_ + "/lock").c_str(), O_CREAT | O_RDWR, 0644);
+    ASSERT_GE(lock, 0);
+    flock(lock, LOCK_EX);
+    std::string stamp = stamp_of(DIETCODE_CLI_PATH) + " " + stamp_of("/proc/self/exe");
+    std::error_code ec;
+    if (!fs::exists(*packs_ + "/stamp") || test::read_file(*packs_ + "/stamp") != stamp) {
+      fs::remove(*packs_ + "/stamp", ec);
+      build_packs();
+      if (!HasFailure()) test::write_file(*packs_ + "/stamp", stamp);
+    }
+    close(lock);
+  }
+  static void TearDownTestSuite() { delete packs_; }
+
+  static std::string stamp_of(const std::string& path) {
+    fs::path real = fs::canonical(path);
+    return std::to_string(fs::last_write_time(real).time_since_epoch().count()) + ":" +
+           std::to_string(fs::file_size(real));
+  }
+
+  static void build_packs() {
+    test::TempDir dir;
+    std::string workload = dir.write("tiny.json", R"({"name": "tiny",
       "shape_vars": {"T": {"min": 1, "max": 40}},
       "ops": [{"name": "proj", "op": "dense", "dtype": "float32", "M": "4*T", "N": 64, "K": 32}]})");
-    std::string log = dir_->file("tiny.jsonl");
+    std::string log = dir.file("tiny.jsonl");
     {
       TuningLogWriter writer(log);
       for (int64_t t = 1; t <= kMaxT; ++t)
@@ -69,17 +99,17 @@ class PackStressTest : public ::testing::Test {
         }
     }
     CommandOptions options;
-    options.env = {{"DIETCODE_CACHE_DIR", dir_->file("cache")}};
-    CommandResult build = test::run_cli({"build", workload, "--log", log, "-o",
-                                         dir_->file("libtiny.so"), "--arch", "sm_80,sm_90",
-                                         "--max-kernels", "3", "--keep-build-dir"},
-                                        options);
+    options.env = {{"DIETCODE_CACHE_DIR", dir.file("cache")}};
+    CommandResult build =
+        test::run_cli({"build", workload, "--log", log, "-o", *packs_ + "/libtiny.so", "--arch",
+                       "sm_80,sm_90", "--max-kernels", "3", "--keep-build-dir"},
+                      options);
     ASSERT_EQ(build.exit_code, 0) << build.summary();
     const std::string kept = "pack sources kept in ";
     size_t at = build.err.find(kept);
     ASSERT_NE(at, std::string::npos) << build.err;
-    sources_ = new std::string(build.err.substr(at + kept.size()));
-    sources_->resize(sources_->find('\n'));
+    std::string sources = build.err.substr(at + kept.size());
+    sources.resize(sources.find('\n'));
     // The same generated sources, compiled with each sanitizer and pack_writer's flags (the
     // version script keeps libstdc++'s unique symbols local, without which dlclose could not
     // unload the pack).
@@ -90,31 +120,29 @@ class PackStressTest : public ::testing::Test {
           {"sh", "-c",
            "'" DIETCODE_STRESS_CXX "' -std=c++17 -O1 -g -fPIC -shared -fvisibility=hidden "
            "-fvisibility-inlines-hidden -Wl,--version-script=exports.map " +
-               flags + " -Iinclude -I. -isystem '" DIETCODE_STRESS_CUDA_INCLUDE
-                       "' pack.cc pack_runtime.cc -o '" +
-               dir_->file("libtiny_" + kind + ".so") + "' -ldl"},
-          CommandOptions{*sources_, {}, {}, "", 300});
-      ASSERT_EQ(cc.exit_code, 0) << cc.summary();
+               flags +
+               " -Iinclude -I. -isystem '" DIETCODE_STRESS_CUDA_INCLUDE
+               "' pack.cc pack_runtime.cc -o '" +
+               *packs_ + "/libtiny_" + kind + ".so' -ldl"},
+          CommandOptions{sources, {}, {}, "", 300});
+      EXPECT_EQ(cc.exit_code, 0) << cc.summary();
     }
-  }
-  static void TearDownTestSuite() {
-    if (sources_) fs::remove_all(*sources_);
-    delete sources_;
-    delete dir_;
+    fs::remove_all(sources);
   }
 
   // Runs the client of this kind (plain, asan, tsan) on the pack of the same kind.
   static CommandResult stress(const std::string& kind, std::vector<std::string> args,
                               std::vector<std::pair<std::string, std::string>> env = {}) {
-    std::string lib = dir_->file(kind == "plain" ? "libtiny.so" : "libtiny_" + kind + ".so");
+    std::string lib = *packs_ + (kind == "plain" ? "/libtiny.so" : "/libtiny_" + kind + ".so");
     std::vector<std::string> argv = {kStress + "/pack_stress/pack_stress_" + kind, lib, "proj",
                                      std::to_string(kMaxT)};
     argv.insert(argv.end(), args.begin(), args.end());
     CommandOptions options;
-    options.env = {{"LD_LIBRARY_PATH", kStress + (kind == "plain" ? "/fake_driver" : "/fake_driver_" + kind)},
-                   {"FAKE_CUDA_KERNELS", "1"},
-                   {"ASAN_OPTIONS", "detect_leaks=1"},
-                   {"TSAN_OPTIONS", "halt_on_error=1"}};
+    options.env = {
+        {"LD_LIBRARY_PATH", kStress + (kind == "plain" ? "/fake_driver" : "/fake_driver_" + kind)},
+        {"FAKE_CUDA_KERNELS", "1"},
+        {"ASAN_OPTIONS", "detect_leaks=1"},
+        {"TSAN_OPTIONS", "halt_on_error=1"}};
     options.env.insert(options.env.end(), env.begin(), env.end());
     options.unset_env = {"FAKE_CUDA_DEVICES", "FAKE_CUDA_CC", "FAKE_CUDA_NO_POOLS",
                          "FAKE_CUDA_MAX_ALLOC"};
@@ -131,15 +159,13 @@ class PackStressTest : public ::testing::Test {
     return found;
   }
 
-  static test::TempDir* dir_;
-  static std::string* sources_;
+  static std::string* packs_;
 };
 
-test::TempDir* PackStressTest::dir_ = nullptr;
-std::string* PackStressTest::sources_ = nullptr;
+std::string* PackStressTest::packs_ = nullptr;
 
 const std::vector<std::pair<std::string, std::string>> kTwoDevices = {{"FAKE_CUDA_DEVICES", "2"},
-                                                                       {"FAKE_CUDA_CC", "90,80"}};
+                                                                      {"FAKE_CUDA_CC", "90,80"}};
 
 TEST_F(PackStressTest, SixteenThreadsLaunchOnTwoDevicesAndSixStreamsEach) {
   CommandResult r = stress("plain", {"concurrent"}, kTwoDevices);

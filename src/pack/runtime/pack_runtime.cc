@@ -19,10 +19,10 @@
  * state publishes its loaded kernels through atomic pointers. Split-K workspaces are
  * stream-ordered allocations (cuMemAllocFromPoolAsync / cuMemFreeAsync on the launch stream):
  * each launch gets its own buffer, freed in stream order after its reduction, so launches
- * from any number of threads and streams never share one, and stream capture works. The pool is the pack's own, with
- * no release threshold, so memory is reused across launches without touching the user's pools.
- * On a device without memory pools the workspace is a plain allocation freed after a stream
- * synchronisation: correct, slower, and only on such devices.
+ * from any number of threads and streams never share one, and stream capture works. The pool is the
+ * pack's own, with no release threshold, so memory is reused across launches without touching the
+ * user's pools. On a device without memory pools the workspace is a plain allocation freed after a
+ * stream synchronisation: correct, slower, and only on such devices.
  *
  * Unloading: dlclose of the pack unloads its modules, destroys its pools, releases the primary
  * context it retained and closes the driver (unload_pack). Like any library, it must not be

@@ -80,10 +80,10 @@ int64_t tensor_bytes(const OpDesc& op, const DietcodeArgs& a, int arg) {
   else if (arg == op.n_args - 1)
     elements = checked_mul(a.batch, a.stride_c);
   else if (conv)
-    elements = checked_mul(checked_mul(checked_mul(arg == 0 ? a.conv_n : a.conv_k,
-                                                   arg == 0 ? a.conv_h : a.conv_r),
-                                       arg == 0 ? a.conv_w : a.conv_s),
-                           a.conv_c);
+    elements = checked_mul(
+        checked_mul(checked_mul(arg == 0 ? a.conv_n : a.conv_k, arg == 0 ? a.conv_h : a.conv_r),
+                    arg == 0 ? a.conv_w : a.conv_s),
+        a.conv_c);
   else
     elements = checked_mul(a.batch, arg == 0 ? a.stride_a : a.stride_b);
   return checked_mul(elements, op.elem_bytes);
@@ -97,10 +97,9 @@ int check_conv_geometry(const OpDesc& op, const DietcodeArgs& a) {
     return fail(DIETCODE_ERR_INVALID_ARGUMENT,
                 "op %s: these shape values give a negative output size (P %d, Q %d)", op.name,
                 a.conv_p, a.conv_q);
-  bool exact = a.conv_n >= 0 && a.conv_h >= 0 && a.conv_w >= 0 && a.conv_c >= 0 &&
-               a.conv_k >= 0 && a.conv_r >= 0 && a.conv_s >= 0 &&
-               checked_mul(checked_mul(a.conv_n, a.conv_p), a.conv_q) == a.m &&
-               a.conv_k == a.n &&
+  bool exact = a.conv_n >= 0 && a.conv_h >= 0 && a.conv_w >= 0 && a.conv_c >= 0 && a.conv_k >= 0 &&
+               a.conv_r >= 0 && a.conv_s >= 0 &&
+               checked_mul(checked_mul(a.conv_n, a.conv_p), a.conv_q) == a.m && a.conv_k == a.n &&
                checked_mul(checked_mul(a.conv_r, a.conv_s), a.conv_c) == a.k;
   if (!exact)
     return fail(DIETCODE_ERR_INVALID_ARGUMENT,

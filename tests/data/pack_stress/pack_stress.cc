@@ -10,7 +10,8 @@
 //   pack_stress LIB OP MAX_T bench        ns per dietcode_launch and per direct cuLaunchKernel
 //
 // OP is a dense op of one shape variable T (arguments X[M,K], W[N,K], Y[M,N]); launches use
-// T in 1..MAX_T, and MAX_T / 2 picks a split-K kernel. Prints "ok SCENARIO" or "FAIL ..." lines; exits 0 when nothing failed.
+// T in 1..MAX_T, and MAX_T / 2 picks a split-K kernel. Prints "ok SCENARIO" or "FAIL ..." lines;
+// exits 0 when nothing failed.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -117,8 +118,8 @@ struct Run {
         for (auto& [s, n] : expected) {
           d.StreamSynchronize(s);
           if (d.stream_launches(s) != n)
-            failure("thread %d: a stream got %lld kernels, expected %lld", id,
-                    d.stream_launches(s), n);
+            failure("thread %d: a stream got %lld kernels, expected %lld", id, d.stream_launches(s),
+                    n);
           d.StreamDestroy(s);
         }
         d.CtxSetCurrent(nullptr);
@@ -271,9 +272,10 @@ struct Run {
       double direct_ns = time_calls(threads, calls, [&](CUstream s) {
         d.LaunchKernel(fn, 1, 2, 1, 128, 1, 1, 0, s, params, nullptr);
       });
-      std::printf("threads %2d: dietcode_launch %.1f ns/call, direct cuLaunchKernel %.1f ns/call "
-                  "(wall time / all calls)\n",
-                  threads, pack_ns, direct_ns);
+      std::printf(
+          "threads %2d: dietcode_launch %.1f ns/call, direct cuLaunchKernel %.1f ns/call "
+          "(wall time / all calls)\n",
+          threads, pack_ns, direct_ns);
     }
     d.ModuleUnload(module);
     d.CtxSetCurrent(nullptr);
