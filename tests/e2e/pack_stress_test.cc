@@ -10,6 +10,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -143,7 +144,14 @@ class PackStressTest : public ::testing::Test {
         {"FAKE_CUDA_KERNELS", "1"},
         {"ASAN_OPTIONS", "detect_leaks=1"},
         {"TSAN_OPTIONS", "halt_on_error=1"}};
-    options.env.insert(options.env.end(), env.begin(), env.end());
+    for (const auto& [name, value] : env) {  // the caller's settings win
+      auto same = [&](const auto& e) { return e.first == name; };
+      auto it = std::find_if(options.env.begin(), options.env.end(), same);
+      if (it != options.env.end())
+        it->second = value;
+      else
+        options.env.emplace_back(name, value);
+    }
     options.unset_env = {"FAKE_CUDA_DEVICES", "FAKE_CUDA_CC", "FAKE_CUDA_NO_POOLS",
                          "FAKE_CUDA_MAX_ALLOC"};
     options.timeout_s = 120;
@@ -230,6 +238,26 @@ TEST_F(PackStressTest, AGpuWithoutABinaryForItIsAnArchMismatch) {
   std::string ok = checks(r.out)["ok"];
   EXPECT_THAT(ok, HasSubstr("4 | op proj: kernel "));
   EXPECT_THAT(ok, HasSubstr(" has no binary for this GPU (sm_75); the pack has sm_80, sm_90"));
+}
+
+// At exit the pack's destructor gives everything back, or, when the driver has shut down
+// first (CUDA_ERROR_DEINITIALIZED), leaves it to the driver; neither order may crash. Which
+// order a process gets depends on the order of loading, so both are run.
+TEST_F(PackStressTest, ExitWithThePackLoadedIsCleanWhicheverShutsDownFirst) {
+  std::string refused;
+  for (std::string order : {"driver-first", "pack-first"})
+    for (std::string kind : {"plain", "asan"}) {
+      // Without leak checks: a driver that has shut down has freed its objects, but the
+      // double, which keeps no list of them, leaves them to the end of the process.
+      CommandResult r =
+          stress(kind, {"exit", order},
+                 {{"FAKE_CUDA_TRACE_SHUTDOWN", "1"}, {"ASAN_OPTIONS", "detect_leaks=0"}});
+      EXPECT_EQ(r.exit_code, 0) << kind << " " << order << ": " << r.summary();
+      EXPECT_EQ(r.out, "ok exit\n");
+      refused += r.err;
+    }
+  // One of the orders did meet a driver that had shut down, and was refused.
+  EXPECT_THAT(refused, HasSubstr("fake driver: module_unload after shutdown"));
 }
 
 TEST_F(PackStressTest, AddressAndUndefinedBehaviorSanitizersFindNothing) {

@@ -16,7 +16,8 @@
  *   FAKE_CUDA_MAX_ALLOC=B     allocations above B bytes fail (default 1 GiB)
  * Without FAKE_CUDA_KERNELS only the initialisation and device-query calls do anything, as a
  * driver that cannot run kernels; every other entry point returns CUDA_ERROR_NOT_SUPPORTED.
- * Thread-safe: kernels may be launched from any number of threads at once.
+ * Thread-safe: kernels may be launched from any number of threads at once. Once its destructor
+ * has run (at exit), the calls that free or use objects answer CUDA_ERROR_DEINITIALIZED.
  * fake_cuda_stats() (fake_cuda_stats.h) reports live objects and launch counts. */
 #include <pthread.h>
 #include <stdio.h>
@@ -239,6 +240,16 @@ FAKE_EXPORT const char* fake_cuda_take_requests(void) {
   pthread_mutex_unlock(&requests_mu);
   return taken;
 }
+
+CUresult fake_refuse_after_shutdown(const char* function) {
+  const char* trace = getenv("FAKE_CUDA_TRACE_SHUTDOWN");
+  if (trace && *trace && strcmp(trace, "0") != 0)
+    fprintf(stderr, "fake driver: %s after shutdown: CUDA_ERROR_DEINITIALIZED\n", function);
+  return CUDA_ERROR_DEINITIALIZED;
+}
+
+/* At exit (or unload) the double shuts down like a driver: later calls are refused. */
+__attribute__((destructor)) static void fake_shut_down(void) { atomic_store(&g_fake.shut_down, 1); }
 
 FAKE_EXPORT void fake_cuda_stats(FakeCudaStats* out) {
   out->live_modules = atomic_load(&g_fake.live_modules);

@@ -17,6 +17,7 @@ struct CUctx_st* fake_live_ctx(CUcontext ctx) {
 }
 
 static CUresult primary_retain(CUcontext* ctx, CUdevice device) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!ctx) return CUDA_ERROR_INVALID_VALUE;
   if (device < 0 || device >= fake_device_count()) return CUDA_ERROR_INVALID_DEVICE;
   struct CUctx_st* c = &g_fake.primary[device];
@@ -33,6 +34,7 @@ static CUresult primary_retain(CUcontext* ctx, CUdevice device) {
 }
 
 static CUresult primary_release(CUdevice device) {
+  FAKE_SHUT_DOWN_GUARD();
   if (device < 0 || device >= fake_device_count()) return CUDA_ERROR_INVALID_DEVICE;
   struct CUctx_st* c = &g_fake.primary[device];
   CUresult r = CUDA_SUCCESS;
@@ -54,12 +56,14 @@ static CUresult primary_get_state(CUdevice device, unsigned int* flags, int* act
 }
 
 static CUresult ctx_get_current(CUcontext* ctx) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!ctx) return CUDA_ERROR_INVALID_VALUE;
   *ctx = t_current;
   return CUDA_SUCCESS;
 }
 
 static CUresult ctx_set_current(CUcontext ctx) {
+  FAKE_SHUT_DOWN_GUARD();
   if (ctx && !fake_live_ctx(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
   t_current = ctx;
   return CUDA_SUCCESS;
@@ -74,6 +78,7 @@ static CUresult ctx_get_device(CUdevice* device) {
 }
 
 static CUresult ctx_get_id(CUcontext ctx, unsigned long long* id) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!id) return CUDA_ERROR_INVALID_VALUE;
   struct CUctx_st* c = fake_live_ctx(ctx ? ctx : t_current);
   if (!c) return CUDA_ERROR_INVALID_CONTEXT;
@@ -100,6 +105,7 @@ static CUresult stream_create(CUstream* stream, unsigned int flags) {
 }
 
 static CUresult stream_destroy(CUstream stream) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!stream || stream->magic != kStreamMagic) return CUDA_ERROR_INVALID_HANDLE;
   stream->magic = kDeadMagic;
   free(stream);

@@ -66,9 +66,17 @@ struct fake_state {
   atomic_llong live_modules, live_allocations, live_pools, live_streams, retained;
   atomic_llong launches, rejected_launches, modules_loaded, allocations;
   atomic_llong null_stream_launches;
+  atomic_int shut_down; /* set by the double's destructor at exit or unload */
 };
 
 extern struct fake_state g_fake;
+
+/* After the double's destructor has run (process exit), calls answer CUDA_ERROR_DEINITIALIZED
+ * and touch nothing, as a real driver does once it has shut down; with
+ * FAKE_CUDA_TRACE_SHUTDOWN=1 each such call is reported on stderr. */
+CUresult fake_refuse_after_shutdown(const char* function);
+#define FAKE_SHUT_DOWN_GUARD() \
+  if (atomic_load(&g_fake.shut_down)) return fake_refuse_after_shutdown(__func__)
 
 /* The calling thread's current context (NULL when none). */
 struct CUctx_st* fake_current(void);

@@ -24,6 +24,7 @@ static size_t max_alloc(void) {
 }
 
 static CUresult allocate(CUdeviceptr* ptr, size_t bytes) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!ptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
   if (!fake_live_ctx(fake_current())) return CUDA_ERROR_INVALID_CONTEXT;
   if (bytes > max_alloc()) return CUDA_ERROR_OUT_OF_MEMORY;
@@ -38,6 +39,7 @@ static CUresult allocate(CUdeviceptr* ptr, size_t bytes) {
 }
 
 static CUresult release(CUdeviceptr ptr) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!ptr) return CUDA_ERROR_INVALID_VALUE;
   block_header* h = (block_header*)(uintptr_t)ptr - 1;
   if (h->magic != kBlockMagic) return CUDA_ERROR_INVALID_VALUE;
@@ -79,6 +81,7 @@ static CUresult pool_set_attribute(CUmemoryPool pool, CUmemPool_attribute attrib
 }
 
 static CUresult pool_destroy(CUmemoryPool pool) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!pool || pool->magic != kPoolMagic) return CUDA_ERROR_INVALID_VALUE;
   pool->magic = kDeadMagic;
   free(pool);

@@ -36,6 +36,7 @@ static size_t elf_size(const unsigned char* p) {
 
 static CUresult module_load(CUmodule* module, const void* image, unsigned int n_options,
                             CUjit_option* options, void** values) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!module || !image || (n_options && (!options || !values))) return CUDA_ERROR_INVALID_VALUE;
   struct CUctx_st* ctx = fake_live_ctx(fake_current());
   if (!ctx) return CUDA_ERROR_INVALID_CONTEXT;
@@ -65,6 +66,7 @@ static CUresult module_load(CUmodule* module, const void* image, unsigned int n_
 
 /* The module goes whatever its context's state; a destroyed context is still reported. */
 static CUresult module_unload(CUmodule module) {
+  FAKE_SHUT_DOWN_GUARD();
   if (!module || module->magic != kModuleMagic) return CUDA_ERROR_INVALID_HANDLE;
   struct CUctx_st* ctx = module->ctx;
   module->magic = kDeadMagic;
@@ -168,6 +170,7 @@ static CUresult check_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz
 static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                               unsigned by, unsigned bz, unsigned smem, CUstream stream,
                               void** params, void** extra) {
+  FAKE_SHUT_DOWN_GUARD();
   CUresult r = check_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
   if (r != CUDA_SUCCESS) {
     atomic_fetch_add(&g_fake.rejected_launches, 1);

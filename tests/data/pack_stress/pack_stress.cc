@@ -8,6 +8,10 @@
 //   pack_stress LIB OP MAX_T cycles N     N dlopen/dlclose cycles; no driver object may outlive one
 //   pack_stress LIB OP MAX_T checks       bad arguments: prints "check NAME = CODE | MESSAGE"
 //   pack_stress LIB OP MAX_T bench        ns per dietcode_launch and per direct cuLaunchKernel
+//   pack_stress LIB OP MAX_T exit [pack-first]   launches, then exits with the pack still
+//                                         loaded: its destructor runs at exit, before or after
+//                                         the driver's (which then refuses calls), depending on
+//                                         which of the two was loaded first
 //
 // OP is a dense op of one shape variable T (arguments X[M,K], W[N,K], Y[M,N]); launches use
 // T in 1..MAX_T, and MAX_T / 2 picks a split-K kernel. Prints "ok SCENARIO" or "FAIL ..." lines;
@@ -288,17 +292,28 @@ struct Run {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: %s LIB OP MAX_T concurrent|cycles N|checks|bench [CALLS]\n",
+    std::fprintf(stderr, "usage: %s LIB OP MAX_T concurrent|cycles N|checks|bench [CALLS]|exit\n",
                  argv[0]);
     return 2;
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   stress::Driver d;
   stress::Pack pack;
-  if (!d.open()) return 2;
   stress::Run run{d, pack, argv[1], argv[2], std::atoi(argv[3])};
   std::string scenario = argv[4];
-  long n = argc > 5 ? std::atol(argv[5]) : 0;
+  std::string arg = argc > 5 ? argv[5] : "";
+  if (scenario == "exit") {
+    // The order of loading decides the order of the two destructors at exit; one of the two
+    // orders has the pack meet a driver that has already shut down.
+    if (arg == "pack-first" && !pack.open(run.path)) return 2;
+    if (!d.open() || (!pack.lib && !pack.open(run.path))) return 2;
+    run.launch_without_context(0);
+    int failures = stress::g_failures;
+    std::printf("%s exit\n", failures ? "FAILED" : "ok");
+    return failures ? 1 : 0;  // the pack stays loaded
+  }
+  if (!d.open()) return 2;
+  long n = std::atol(arg.c_str());
   if (scenario == "cycles") {
     run.cycles(int(n));
   } else {
