@@ -90,26 +90,36 @@ struct Run {
     return out;
   }
 
+  // The threads start together on a pack that has loaded nothing yet, so context states and
+  // kernels are created under contention; what each stream should have received is worked out
+  // afterwards, from the T of every launch made on it.
   void concurrent() {
     constexpr int kThreads = 16, kStreams = 3, kRounds = 300;
     std::vector<CUcontext> contexts = retain_contexts();
     std::printf("contexts %zu\n", contexts.size());
-    std::vector<std::vector<long long>> per_t;
-    for (CUcontext c : contexts) per_t.push_back(kernels_per_launch(c));
     FakeCudaStats before = d.stats();
+    struct Record {
+      CUstream stream;
+      size_t context;
+      int t;
+    };
+    std::vector<std::vector<Record>> records(kThreads);
+    std::vector<std::vector<CUstream>> all_streams(kThreads);
+    std::atomic<int> ready{0};
     std::vector<std::thread> threads;
     for (int id = 0; id < kThreads; ++id)
       threads.emplace_back([&, id] {
         std::vector<std::vector<CUstream>> streams(contexts.size());
-        std::map<CUstream, long long> expected;
         for (size_t c = 0; c < contexts.size(); ++c)
           for (int i = 0; i < kStreams; ++i) {
             d.CtxSetCurrent(contexts[c]);
             CUstream s;
             if (d.StreamCreate(&s, 0) != CUDA_SUCCESS) return failure("cuStreamCreate");
             streams[c].push_back(s);
-            expected[s] = 0;
+            all_streams[size_t(id)].push_back(s);
           }
+        ++ready;
+        while (ready < kThreads) std::this_thread::yield();
         for (int i = 0; i < kRounds; ++i) {
           size_t c = size_t(i + id) % contexts.size();
           CUstream s = streams[c][size_t(i / 2) % kStreams];
@@ -117,14 +127,7 @@ struct Run {
           d.CtxSetCurrent(contexts[c]);  // threads switch contexts between launches
           if (int code = launch(t, s))
             return failure("thread %d launch T=%d: %d %s", id, t, code, pack.last_error());
-          expected[s] += per_t[c][size_t(t)];
-        }
-        for (auto& [s, n] : expected) {
-          d.StreamSynchronize(s);
-          if (d.stream_launches(s) != n)
-            failure("thread %d: a stream got %lld kernels, expected %lld", id, d.stream_launches(s),
-                    n);
-          d.StreamDestroy(s);
+          records[size_t(id)].push_back({s, c, t});
         }
         d.CtxSetCurrent(nullptr);
       });
@@ -136,6 +139,21 @@ struct Run {
     if (after.live_allocations != 0)
       failure("%lld workspaces never freed", (long long)after.live_allocations);
     std::printf("launches %lld\n", (long long)(after.launches - before.launches));
+    std::vector<std::vector<long long>> per_t;
+    for (CUcontext c : contexts) per_t.push_back(kernels_per_launch(c));
+    for (int id = 0; id < kThreads; ++id) {
+      std::map<CUstream, long long> expected;
+      for (const Record& r : records[size_t(id)])
+        expected[r.stream] += per_t[r.context][size_t(r.t)];
+      for (CUstream s : all_streams[size_t(id)]) {
+        d.StreamSynchronize(s);
+        if (d.stream_launches(s) != expected[s])
+          failure("thread %d: a stream got %lld kernels, expected %lld", id, d.stream_launches(s),
+                  expected[s]);
+        d.StreamDestroy(s);
+      }
+    }
+    d.CtxSetCurrent(nullptr);
     release_contexts(contexts.size());
   }
 
