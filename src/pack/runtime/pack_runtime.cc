@@ -340,33 +340,31 @@ int load_kernel(const OpDesc& op, int index, const ContextState& s, LoadedKernel
   return status;
 }
 
-// Kernel `index` of op in the calling thread's context ctx, loaded on first use. Only the first
-// launch of a kernel in a context (and a thread's first launch there) takes the mutex.
-int find_kernel(const OpDesc& op, int index, CUcontext ctx, const ContextState** state,
-                const LoadedKernel** kernel) {
-  const Driver& d = driver();
+// The state of the calling thread's context ctx: from the thread's cache without a lock, else
+// found or created under the registry mutex. Kept apart from kernel_in so a launch can learn
+// the context's compute capability before it picks a kernel.
+int context_for(CUcontext ctx, const char* op, ContextState** out) {
   unsigned long long id = 0;
-  CUresult r = d.CtxGetId(ctx, &id);
-  if (r != CUDA_SUCCESS) return cuda_fail(r, "cuCtxGetId", op.name);
-  ContextState* s = cached_context(ctx, id);
-  const LoadedKernel* k = s ? s->slot(op, index).load(std::memory_order_acquire) : nullptr;
-  if (!k) {
-    Registry& reg = *g_registry;
-    std::lock_guard<std::mutex> lock(reg.mu);
-    if (!s) {
-      if (int status = context_state(ctx, id, op.name, &s)) return status;
-      remember_context(s);
-    }
-    std::atomic<const LoadedKernel*>& slot = s->slot(op, index);
-    if (!(k = slot.load(std::memory_order_relaxed))) {
-      auto loaded = std::make_unique<LoadedKernel>();
-      if (int status = load_kernel(op, index, *s, loaded.get())) return status;
-      k = loaded.release();
-      slot.store(k, std::memory_order_release);
-    }
-  }
-  *state = s;
-  *kernel = k;
+  CUresult r = driver().CtxGetId(ctx, &id);
+  if (r != CUDA_SUCCESS) return cuda_fail(r, "cuCtxGetId", op);
+  if ((*out = cached_context(ctx, id))) return DIETCODE_OK;
+  std::lock_guard<std::mutex> lock(g_registry->mu);
+  if (int status = context_state(ctx, id, op, out)) return status;
+  remember_context(*out);
+  return DIETCODE_OK;
+}
+
+// Kernel `index` of op in context s (current on this thread), loaded on first use: only that
+// first launch takes the registry mutex; later ones read the slot lock-free.
+int kernel_in(ContextState& s, const OpDesc& op, int index, const LoadedKernel** out) {
+  std::atomic<const LoadedKernel*>& slot = s.slot(op, index);
+  if ((*out = slot.load(std::memory_order_acquire))) return DIETCODE_OK;
+  std::lock_guard<std::mutex> lock(g_registry->mu);
+  if ((*out = slot.load(std::memory_order_relaxed))) return DIETCODE_OK;
+  auto loaded = std::make_unique<LoadedKernel>();
+  if (int status = load_kernel(op, index, s, loaded.get())) return status;
+  *out = loaded.release();
+  slot.store(*out, std::memory_order_release);
   return DIETCODE_OK;
 }
 
@@ -503,9 +501,10 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
     if (d.status != DIETCODE_OK) return fail(d.status, "%s", d.why.c_str());
     CUcontext ctx;
     if (int status = current_context(op.name, &ctx)) return status;
-    const ContextState* state = nullptr;
+    ContextState* state = nullptr;
+    if (int status = context_for(ctx, op.name, &state)) return status;
     const LoadedKernel* fn = nullptr;
-    if (int status = find_kernel(op, index, ctx, &state, &fn)) return status;
+    if (int status = kernel_in(*state, op, index, &fn)) return status;
     return launch(op, *fn, k, a, grid, static_cast<CUstream>(stream), *state);
   } catch (...) {  // std::bad_alloc: nothing else here throws
     return fail(DIETCODE_ERR_CUDA, "op %s: out of host memory", op.name);
