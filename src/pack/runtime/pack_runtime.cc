@@ -66,6 +66,7 @@ struct Driver {
   PFN_cuDeviceGetAttribute_v2000 DeviceGetAttribute = nullptr;
   PFN_cuDevicePrimaryCtxRetain_v7000 DevicePrimaryCtxRetain = nullptr;
   PFN_cuDevicePrimaryCtxRelease_v11000 DevicePrimaryCtxRelease = nullptr;
+  PFN_cuDevicePrimaryCtxGetState_v7000 DevicePrimaryCtxGetState = nullptr;
   PFN_cuCtxGetCurrent_v4000 CtxGetCurrent = nullptr;
   PFN_cuCtxSetCurrent_v4000 CtxSetCurrent = nullptr;
   PFN_cuCtxGetDevice_v2000 CtxGetDevice = nullptr;
@@ -115,6 +116,7 @@ void load_driver(Driver& d) {
   get("cuDeviceGetAttribute", d.DeviceGetAttribute);
   get("cuDevicePrimaryCtxRetain", d.DevicePrimaryCtxRetain);
   get("cuDevicePrimaryCtxRelease", d.DevicePrimaryCtxRelease);
+  get("cuDevicePrimaryCtxGetState", d.DevicePrimaryCtxGetState);
   get("cuCtxGetCurrent", d.CtxGetCurrent);
   get("cuCtxSetCurrent", d.CtxSetCurrent);
   get("cuCtxGetDevice", d.CtxGetDevice);
@@ -432,11 +434,16 @@ __attribute__((destructor)) void unload_pack() {
       delete s;
     }
     if (live && reg->primary) {
-      // This thread's current context must not outlive the reference the pack held on it.
-      CUcontext current = nullptr;
-      if (d->CtxGetCurrent(&current) == CUDA_SUCCESS && current == reg->primary)
-        d->CtxSetCurrent(nullptr);
       d->DevicePrimaryCtxRelease(reg->primary_device);
+      // When that was the last reference, the context is gone: it must not stay current on
+      // this thread (the pack may have made it so). Anyone else's reference keeps it usable.
+      CUcontext current = nullptr;
+      unsigned flags = 0;
+      int active = 1;
+      if (d->CtxGetCurrent(&current) == CUDA_SUCCESS && current == reg->primary &&
+          d->DevicePrimaryCtxGetState(reg->primary_device, &flags, &active) == CUDA_SUCCESS &&
+          !active)
+        d->CtxSetCurrent(nullptr);
     }
     delete reg;
   }

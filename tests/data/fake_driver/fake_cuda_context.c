@@ -49,6 +49,7 @@ static CUresult primary_release(CUdevice device) {
 }
 
 static CUresult primary_get_state(CUdevice device, unsigned int* flags, int* active) {
+  FAKE_SHUT_DOWN_GUARD();
   if (device < 0 || device >= fake_device_count()) return CUDA_ERROR_INVALID_DEVICE;
   *flags = 0;
   *active = __atomic_load_n(&g_fake.primary[device].retained, __ATOMIC_ACQUIRE) > 0;

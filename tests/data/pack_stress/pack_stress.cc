@@ -157,8 +157,8 @@ struct Run {
     release_contexts(contexts.size());
   }
 
-  // One cycle's launches: from this thread (which has no context, so the pack retains device
-  // 0's primary one) and from a second thread, on the default stream, split-K ones included.
+  // One cycle's launches: from this thread and from a second one, which has no context (so the
+  // pack retains device 0's primary one), on the default stream, split-K ones included.
   void launch_without_context(int cycle) {
     for (int t : {1 + cycle % max_t, max_t / 2, max_t})
       if (int code = launch(t, nullptr))
@@ -171,12 +171,22 @@ struct Run {
     other.join();
   }
 
+  // In the first half of the cycles this thread has no context of its own; in the second it
+  // holds device 0's primary context, current, across all of them, so each load of the pack
+  // meets the same context (handle and id) that the previous one cached.
   void cycles(int n) {
+    CUcontext own = nullptr;
     for (int i = 0; i < n; ++i) {
+      if (i == n / 2) {
+        d.PrimaryCtxRetain(&own, 0);
+        d.CtxSetCurrent(own);
+      }
+      const long long theirs = own ? 1 : 0;  // references the client holds
       if (!pack.open(path)) return failure("cycle %d: cannot load the pack", i);
       launch_without_context(i);
       FakeCudaStats during = d.stats();
-      if (during.live_modules == 0 || during.retained_contexts != 1 || during.live_pools != 1)
+      if (during.live_modules == 0 || during.retained_contexts != theirs + 1 ||
+          during.live_pools != 1)
         failure("cycle %d, pack loaded: %lld modules, %lld contexts retained, %lld pools", i,
                 (long long)during.live_modules, (long long)during.retained_contexts,
                 (long long)during.live_pools);
@@ -185,13 +195,17 @@ struct Run {
       CUcontext current = nullptr;
       d.CtxGetCurrent(&current);
       if (after.live_modules || after.live_allocations || after.live_pools ||
-          after.retained_contexts || current)
+          after.retained_contexts != theirs || current != own)
         return failure(
             "cycle %d, pack unloaded: %lld modules, %lld allocations, %lld pools, %lld contexts "
             "retained, current context %p",
             i, (long long)after.live_modules, (long long)after.live_allocations,
             (long long)after.live_pools, (long long)after.retained_contexts,
             static_cast<void*>(current));
+    }
+    if (own) {
+      d.CtxSetCurrent(nullptr);
+      d.PrimaryCtxRelease(0);
     }
     std::printf("modules loaded %lld\n", (long long)d.stats().modules_loaded);
   }
