@@ -88,9 +88,12 @@ int main(int argc, char** argv) {
   check("select_null_values", select(op, NULL, n));
   check("select_value_below_1", select(op, zero + (n == 1 ? 1 : 0), n));
 
-  /* 256-byte aligned fake device pointers: never dereferenced before the driver check. */
+  /* 256-byte aligned fake device pointers, 16 MiB apart (an output may not overlap an input):
+   * never dereferenced before the driver check. */
   void* fake = (void*)(uintptr_t)0x100000;
-  void* args[4] = {fake, fake, fake, fake};
+  void* fake2 = (void*)(uintptr_t)0x1100000;
+  void* fake3 = (void*)(uintptr_t)0x2100000;
+  void* args[4] = {fake, fake2, fake3, (void*)(uintptr_t)0x3100000};
   void* with_null[4] = {fake, NULL, fake, fake};
   int n_args = 3; /* the test's op has X, W, Y */
   check("launch_null_op", launch(NULL, args, n_args, good, n, NULL));
@@ -104,7 +107,7 @@ int main(int argc, char** argv) {
   check("wrapper_null_pointer", wrapper(NULL, fake, fake, 7, NULL));
   if (argc > 4 && strcmp(argv[4], "--no-device") == 0) {
     check("launch_no_device", launch(op, args, n_args, good, n, NULL));
-    check("wrapper_no_device", wrapper(fake, fake, fake, 7, NULL));
+    check("wrapper_no_device", wrapper(fake, fake2, fake3, 7, NULL));
   }
   return 0;
 }

@@ -2,25 +2,31 @@
  * the generated translation unit defines.
  *
  * Guided tour
- *   errors      a thread-local message buffer behind dietcode_last_error().
- *   checks      every argument is validated before any GPU work, so a bad call costs nothing
- *               and touches no device state.
+ *   errors, checks   pack_runtime_checks.h: the message buffer behind dietcode_last_error()
+ *               and the argument checks, all made before any GPU work.
  *   Driver      libcuda.so.1 opened with dlopen on first use and every entry point fetched
  *               with cuGetProcAddress (never dlsym of unsuffixed names, whose ABI is the
  *               oldest one); select() and manifest() never need it.
  *   Registry    per CUDA context: its device, a private memory pool for split-K workspaces,
  *               and the modules/functions loaded so far. Kernels load once per context, lazily.
+ *   unloading   unload_pack gives it all back when the pack is dlclose'd.
  *   launch      fill DietcodeArgs, launch the main kernel with it as the single by-value
  *               parameter, then the split-K reduction if the plan has one.
  *
- * Threads and streams: the registry is guarded by one mutex held only to look up or load a
- * kernel, never while a kernel is launched. Split-K workspaces are stream-ordered allocations
- * (cuMemAllocFromPoolAsync / cuMemFreeAsync on the launch stream): each launch gets its own
- * buffer, freed in stream order after its reduction, so launches from any number of threads
- * and streams never share one, and stream capture works. The pool is the pack's own, with
- * no release threshold, so memory is reused across launches without touching the user's pools.
- * On a device without memory pools the workspace is a plain allocation freed after a stream
- * synchronisation: correct, slower, and only on such devices.
+ * Threads and streams: the registry is guarded by one mutex held only to create a context's
+ * state or load a kernel. Launching an already-loaded kernel takes no lock: each thread keeps
+ * a small cache of the context states it used (keyed by context handle and id), and each
+ * state publishes its loaded kernels through atomic pointers. Split-K workspaces are
+ * stream-ordered allocations (cuMemAllocFromPoolAsync / cuMemFreeAsync on the launch stream):
+ * each launch gets its own buffer, freed in stream order after its reduction, so launches
+ * from any number of threads and streams never share one, and stream capture works. The pool is the
+ * pack's own, with no release threshold, so memory is reused across launches without touching the
+ * user's pools. On a device without memory pools the workspace is a plain allocation freed after a
+ * stream synchronisation: correct, slower, and only on such devices.
+ *
+ * Unloading: dlclose of the pack unloads its modules, destroys its pools, releases the primary
+ * context it retained and closes the driver (unload_pack). Like any library, it must not be
+ * unloaded while another thread is inside one of its calls.
  */
 #include "pack_runtime.h"
 
@@ -28,62 +34,20 @@
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "pack_runtime_checks.h"
+
 namespace dietcode_pack {
 namespace {
-
-// ---- errors --------------------------------------------------------------------------------
-
-// A fixed buffer rather than a std::string: trivially destructible thread-locals are safe in a
-// library that may be dlclose'd.
-thread_local char g_last_error[1024] = "";
-
-int fail(int code, const char* format, ...) __attribute__((format(printf, 2, 3)));
-int fail(int code, const char* format, ...) {
-  va_list ap;
-  va_start(ap, format);
-  std::vsnprintf(g_last_error, sizeof g_last_error, format, ap);
-  va_end(ap);
-  return code;
-}
-
-// ---- checks --------------------------------------------------------------------------------
-
-const OpDesc* find_op(const char* name) {
-  for (int i = 0; i < kPack.n_ops; ++i)
-    if (std::strcmp(kPack.ops[i].name, name) == 0) return &kPack.ops[i];
-  return nullptr;
-}
-
-int unknown_op(const char* name) {
-  std::string known;
-  for (int i = 0; i < kPack.n_ops; ++i) known += std::string(i ? ", " : "") + kPack.ops[i].name;
-  return fail(DIETCODE_ERR_UNKNOWN_OP, "unknown op '%s' (pack %s has: %s)", name, kPack.name,
-              known.c_str());
-}
-
-int check_values(const OpDesc& op, const int64_t* values, int n_values) {
-  if (n_values != op.n_vars) {
-    std::string names;
-    for (int i = 0; i < op.n_vars; ++i) names += std::string(i ? ", " : "") + op.var_names[i];
-    return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s takes %d shape value(s) (%s), got %d",
-                op.name, op.n_vars, names.c_str(), n_values);
-  }
-  if (op.n_vars > 0 && !values)
-    return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: shape_values is NULL", op.name);
-  for (int i = 0; i < op.n_vars; ++i)
-    if (values[i] < 1)
-      return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: shape value %s = %lld is below 1", op.name,
-                  op.var_names[i], (long long)values[i]);
-  return DIETCODE_OK;
-}
 
 // ---- the driver ----------------------------------------------------------------------------
 
@@ -94,22 +58,27 @@ constexpr int kDriverApi = 12000;
 struct Driver {
   int status = DIETCODE_ERR_NO_DEVICE;
   std::string why;
+  void* lib = nullptr;
   PFN_cuGetErrorName_v6000 GetErrorName = nullptr;
   PFN_cuGetErrorString_v6000 GetErrorString = nullptr;
   PFN_cuInit_v2000 Init = nullptr;
   PFN_cuDeviceGet_v2000 DeviceGet = nullptr;
   PFN_cuDeviceGetAttribute_v2000 DeviceGetAttribute = nullptr;
   PFN_cuDevicePrimaryCtxRetain_v7000 DevicePrimaryCtxRetain = nullptr;
+  PFN_cuDevicePrimaryCtxRelease_v11000 DevicePrimaryCtxRelease = nullptr;
+  PFN_cuDevicePrimaryCtxGetState_v7000 DevicePrimaryCtxGetState = nullptr;
   PFN_cuCtxGetCurrent_v4000 CtxGetCurrent = nullptr;
   PFN_cuCtxSetCurrent_v4000 CtxSetCurrent = nullptr;
   PFN_cuCtxGetDevice_v2000 CtxGetDevice = nullptr;
   PFN_cuCtxGetId_v12000 CtxGetId = nullptr;
   PFN_cuModuleLoadDataEx_v2010 ModuleLoadDataEx = nullptr;
+  PFN_cuModuleUnload_v2000 ModuleUnload = nullptr;
   PFN_cuModuleGetFunction_v2000 ModuleGetFunction = nullptr;
   PFN_cuFuncSetAttribute_v9000 FuncSetAttribute = nullptr;
   PFN_cuLaunchKernel_v4000 LaunchKernel = nullptr;
   PFN_cuMemPoolCreate_v11020 MemPoolCreate = nullptr;
   PFN_cuMemPoolSetAttribute_v11020 MemPoolSetAttribute = nullptr;
+  PFN_cuMemPoolDestroy_v11020 MemPoolDestroy = nullptr;
   PFN_cuMemAllocFromPoolAsync_v11020 MemAllocFromPoolAsync = nullptr;
   PFN_cuMemFreeAsync_v11020 MemFreeAsync = nullptr;
   PFN_cuMemAlloc_v3020 MemAlloc = nullptr;
@@ -117,17 +86,16 @@ struct Driver {
   PFN_cuStreamSynchronize_v2000 StreamSynchronize = nullptr;
 };
 
-Driver load_driver() {
-  Driver d;
-  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+void load_driver(Driver& d) {
+  void* lib = d.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     d.why = "no NVIDIA driver: cannot load libcuda.so.1";
-    return d;
+    return;
   }
   auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(lib, "cuGetProcAddress_v2"));
   if (!get_proc) {
     d.why = "the NVIDIA driver is too old: libcuda.so.1 has no cuGetProcAddress_v2 (CUDA 12.0+)";
-    return d;
+    return;
   }
   bool ok = true;
   auto get = [&](const char* name, auto& fn) {
@@ -147,41 +115,55 @@ Driver load_driver() {
   get("cuDeviceGet", d.DeviceGet);
   get("cuDeviceGetAttribute", d.DeviceGetAttribute);
   get("cuDevicePrimaryCtxRetain", d.DevicePrimaryCtxRetain);
+  get("cuDevicePrimaryCtxRelease", d.DevicePrimaryCtxRelease);
+  get("cuDevicePrimaryCtxGetState", d.DevicePrimaryCtxGetState);
   get("cuCtxGetCurrent", d.CtxGetCurrent);
   get("cuCtxSetCurrent", d.CtxSetCurrent);
   get("cuCtxGetDevice", d.CtxGetDevice);
   get("cuCtxGetId", d.CtxGetId);
   get("cuModuleLoadDataEx", d.ModuleLoadDataEx);
+  get("cuModuleUnload", d.ModuleUnload);
   get("cuModuleGetFunction", d.ModuleGetFunction);
   get("cuFuncSetAttribute", d.FuncSetAttribute);
   get("cuLaunchKernel", d.LaunchKernel);
   get("cuMemPoolCreate", d.MemPoolCreate);
   get("cuMemPoolSetAttribute", d.MemPoolSetAttribute);
+  get("cuMemPoolDestroy", d.MemPoolDestroy);
   get("cuMemAllocFromPoolAsync", d.MemAllocFromPoolAsync);
   get("cuMemFreeAsync", d.MemFreeAsync);
   get("cuMemAlloc", d.MemAlloc);
   get("cuMemFree", d.MemFree);
   get("cuStreamSynchronize", d.StreamSynchronize);
-  if (!ok) return d;
+  if (!ok) return;
   CUresult r = d.Init(0);
   if (r == CUDA_ERROR_NO_DEVICE) {
     d.why = "no CUDA-capable GPU found (the driver is installed)";
-    return d;
+    return;
   }
   if (r != CUDA_SUCCESS) {
     const char* name = "?";
     d.GetErrorName(r, &name);
     d.why = std::string("cuInit failed: ") + name;
-    return d;
+    return;
   }
   d.status = DIETCODE_OK;
-  return d;
 }
 
-// Loaded once per process: a driver does not appear or vanish while a program runs.
+// Loaded once per load of the pack (a driver does not appear or vanish while a program runs),
+// on first use, and closed by unload_pack. Plain pointers, created and freed by hand, so that
+// nothing here depends on the order of static destructors at dlclose or exit.
+std::atomic<Driver*> g_driver{nullptr};
+std::mutex* g_driver_mu = new std::mutex;  // freed by unload_pack
+
 const Driver& driver() {
-  static const Driver d = load_driver();
-  return d;
+  if (Driver* d = g_driver.load(std::memory_order_acquire)) return *d;
+  std::lock_guard<std::mutex> lock(*g_driver_mu);
+  if (!g_driver.load(std::memory_order_relaxed)) {
+    auto* d = new Driver;
+    load_driver(*d);
+    g_driver.store(d, std::memory_order_release);
+  }
+  return *g_driver.load(std::memory_order_relaxed);
 }
 
 int cuda_fail(CUresult r, const char* what, const char* op) {
@@ -195,7 +177,7 @@ int cuda_fail(CUresult r, const char* what, const char* op) {
 // ---- per-context state ---------------------------------------------------------------------
 
 struct LoadedKernel {
-  bool loaded = false;
+  CUmodule module = nullptr;
   CUfunction main = nullptr, reduce = nullptr;
 };
 
@@ -205,21 +187,25 @@ struct ContextState {
   int cc = 0;                 // 90 for compute capability 9.0
   CUmemoryPool pool = nullptr;
   bool pools = false;
-  std::vector<std::vector<LoadedKernel>> kernels;  // [op][kernel]
+  // One slot per kernel of the pack, [op][kernel] flattened: null until loaded, then set once
+  // (under the registry mutex) and read without a lock by every launch.
+  std::unique_ptr<std::atomic<const LoadedKernel*>[]> kernels;
+  std::atomic<const LoadedKernel*>& slot(const OpDesc& op, int index) {
+    int first = 0;
+    for (const OpDesc* o = kPack.ops; o != &op; ++o) first += o->n_kernels;
+    return kernels[first + index];
+  }
 };
 
 struct Registry {
   std::mutex mu;
   std::vector<ContextState*> contexts;  // few: one per device in most programs
   CUcontext primary = nullptr;          // device 0's, retained when a thread has none
+  CUdevice primary_device = 0;
 };
 
-// Never destroyed: threads may still launch while static destructors run at exit, and the
-// driver may already be gone then, so nothing is unloaded or freed.
-Registry& registry() {
-  static Registry* r = new Registry;
-  return *r;
-}
+// Created when the pack is loaded and freed by unload_pack when it is unloaded.
+Registry* g_registry = new Registry;
 
 // The calling thread's context; device 0's primary context (made current) when it has none,
 // as the CUDA runtime would do.
@@ -228,7 +214,7 @@ int current_context(const char* op, CUcontext* ctx) {
   CUresult r = d.CtxGetCurrent(ctx);
   if (r != CUDA_SUCCESS) return cuda_fail(r, "cuCtxGetCurrent", op);
   if (*ctx) return DIETCODE_OK;
-  Registry& reg = registry();
+  Registry& reg = *g_registry;
   {
     std::lock_guard<std::mutex> lock(reg.mu);
     if (!reg.primary) {
@@ -236,6 +222,7 @@ int current_context(const char* op, CUcontext* ctx) {
       if ((r = d.DeviceGet(&dev, 0)) != CUDA_SUCCESS) return cuda_fail(r, "cuDeviceGet(0)", op);
       if ((r = d.DevicePrimaryCtxRetain(&reg.primary, dev)) != CUDA_SUCCESS)
         return cuda_fail(r, "cuDevicePrimaryCtxRetain", op);
+      reg.primary_device = dev;
     }
     *ctx = reg.primary;
   }
@@ -243,12 +230,10 @@ int current_context(const char* op, CUcontext* ctx) {
   return DIETCODE_OK;
 }
 
-int context_state(CUcontext ctx, const char* op, ContextState** out) {
+// The state of context (ctx, id), created on first use; the caller holds the registry mutex.
+int context_state(CUcontext ctx, unsigned long long id, const char* op, ContextState** out) {
   const Driver& d = driver();
-  unsigned long long id = 0;
-  CUresult r = d.CtxGetId(ctx, &id);
-  if (r != CUDA_SUCCESS) return cuda_fail(r, "cuCtxGetId", op);
-  Registry& reg = registry();  // the caller holds reg.mu
+  Registry& reg = *g_registry;
   for (ContextState* s : reg.contexts)
     if (s->ctx == ctx && s->id == id) {
       *out = s;
@@ -256,14 +241,19 @@ int context_state(CUcontext ctx, const char* op, ContextState** out) {
     }
   CUdevice dev;
   int major = 0, minor = 0, pools = 0;
-  if ((r = d.CtxGetDevice(&dev)) != CUDA_SUCCESS) return cuda_fail(r, "cuCtxGetDevice", op);
+  CUresult r = d.CtxGetDevice(&dev);
+  if (r != CUDA_SUCCESS) return cuda_fail(r, "cuCtxGetDevice", op);
   d.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
   d.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
   d.DeviceGetAttribute(&pools, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev);
-  auto* s = new ContextState;
+  int n_kernels = 0;
+  for (int i = 0; i < kPack.n_ops; ++i) n_kernels += kPack.ops[i].n_kernels;
+  auto s = std::make_unique<ContextState>();
   s->ctx = ctx;
   s->id = id;
   s->cc = major * 10 + minor;
+  s->kernels.reset(new std::atomic<const LoadedKernel*>[n_kernels]());
+  reg.contexts.reserve(reg.contexts.size() + 1);  // so push_back cannot throw past the pool
   if (pools) {
     CUmemPoolProps props;
     std::memset(&props, 0, sizeof props);
@@ -276,11 +266,31 @@ int context_state(CUcontext ctx, const char* op, ContextState** out) {
       s->pools = true;
     }
   }
-  s->kernels.resize(kPack.n_ops);
-  for (int i = 0; i < kPack.n_ops; ++i) s->kernels[i].resize(kPack.ops[i].n_kernels);
-  reg.contexts.push_back(s);
-  *out = s;
+  reg.contexts.push_back(s.get());
+  *out = s.release();
   return DIETCODE_OK;
+}
+
+// The lock-free side of context_state: each thread remembers the last few contexts it
+// launched in. Trivially destructible (safe in a library that may be dlclose'd), and fresh for
+// every load of the pack, since a thread-local of an unloaded library goes with it.
+struct CachedContext {
+  CUcontext ctx;
+  unsigned long long id;
+  ContextState* state;
+};
+constexpr int kCachedContexts = 4;
+thread_local CachedContext t_contexts[kCachedContexts];
+thread_local unsigned t_next_cached;
+
+ContextState* cached_context(CUcontext ctx, unsigned long long id) {
+  for (const CachedContext& c : t_contexts)
+    if (c.state && c.ctx == ctx && c.id == id) return c.state;
+  return nullptr;
+}
+
+void remember_context(ContextState* s) {
+  t_contexts[t_next_cached++ % kCachedContexts] = {s->ctx, s->id, s};
 }
 
 std::string available_archs(const KernelDesc& k) {
@@ -292,6 +302,7 @@ std::string available_archs(const KernelDesc& k) {
   return out;
 }
 
+// Loads kernel `index` of op into the current context; on failure nothing stays loaded.
 int load_kernel(const OpDesc& op, int index, const ContextState& s, LoadedKernel* out) {
   const Driver& d = driver();
   const KernelDesc& k = op.kernels[index];
@@ -315,27 +326,52 @@ int load_kernel(const OpDesc& op, int index, const ContextState& s, LoadedKernel
     }
     return code;
   }
+  out->module = module;
+  int status = DIETCODE_OK;
   if ((r = d.ModuleGetFunction(&out->main, module, k.entry)) != CUDA_SUCCESS)
-    return cuda_fail(r, "cuModuleGetFunction", op.name);
-  if (k.reduce_entry && *k.reduce_entry &&
-      (r = d.ModuleGetFunction(&out->reduce, module, k.reduce_entry)) != CUDA_SUCCESS)
-    return cuda_fail(r, "cuModuleGetFunction (reduce)", op.name);
+    status = cuda_fail(r, "cuModuleGetFunction", op.name);
+  else if (k.reduce_entry && *k.reduce_entry &&
+           (r = d.ModuleGetFunction(&out->reduce, module, k.reduce_entry)) != CUDA_SUCCESS)
+    status = cuda_fail(r, "cuModuleGetFunction (reduce)", op.name);
   // Above 48 KB of dynamic shared memory a kernel must opt in.
-  if (k.dynamic_smem_bytes > 48 * 1024 &&
-      (r = d.FuncSetAttribute(out->main, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                              k.dynamic_smem_bytes)) != CUDA_SUCCESS)
-    return cuda_fail(r, "cuFuncSetAttribute(max dynamic shared memory)", op.name);
-  out->loaded = true;
+  else if (k.dynamic_smem_bytes > 48 * 1024 &&
+           (r = d.FuncSetAttribute(out->main, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   k.dynamic_smem_bytes)) != CUDA_SUCCESS)
+    status = cuda_fail(r, "cuFuncSetAttribute(max dynamic shared memory)", op.name);
+  if (status != DIETCODE_OK) d.ModuleUnload(module);  // a later launch tries again
+  return status;
+}
+
+// The state of the calling thread's context ctx: from the thread's cache without a lock, else
+// found or created under the registry mutex. Kept apart from kernel_in so a launch can learn
+// the context's compute capability before it picks a kernel.
+int context_for(CUcontext ctx, const char* op, ContextState** out) {
+  unsigned long long id = 0;
+  CUresult r = driver().CtxGetId(ctx, &id);
+  if (r != CUDA_SUCCESS) return cuda_fail(r, "cuCtxGetId", op);
+  if ((*out = cached_context(ctx, id))) return DIETCODE_OK;
+  std::lock_guard<std::mutex> lock(g_registry->mu);
+  if (int status = context_state(ctx, id, op, out)) return status;
+  remember_context(*out);
   return DIETCODE_OK;
 }
 
-bool aligned(const void* p, int bytes) {
-  return bytes <= 1 || uintptr_t(p) % uintptr_t(bytes) == 0;
+// Kernel `index` of op in context s (current on this thread), loaded on first use: only that
+// first launch takes the registry mutex; later ones read the slot lock-free.
+int kernel_in(ContextState& s, const OpDesc& op, int index, const LoadedKernel** out) {
+  std::atomic<const LoadedKernel*>& slot = s.slot(op, index);
+  if ((*out = slot.load(std::memory_order_acquire))) return DIETCODE_OK;
+  std::lock_guard<std::mutex> lock(g_registry->mu);
+  if ((*out = slot.load(std::memory_order_relaxed))) return DIETCODE_OK;
+  auto loaded = std::make_unique<LoadedKernel>();
+  if (int status = load_kernel(op, index, s, loaded.get())) return status;
+  *out = loaded.release();
+  slot.store(*out, std::memory_order_release);
+  return DIETCODE_OK;
 }
 
-// What kernel `index` asks of a call: pointer alignment and a grid that fits one launch.
-int check_kernel_fit(const OpDesc& op, int index, void* const* args, const DietcodeArgs& a,
-                     int64_t grid[3]) {
+// What kernel `index` asks of a call's pointers.
+int check_alignment(const OpDesc& op, int index, void* const* args) {
   const KernelDesc& k = op.kernels[index];
   for (int i = 0; i < op.n_args; ++i) {
     int need = i == op.bias_arg ? op.elem_bytes : k.min_alignment_bytes;
@@ -344,8 +380,15 @@ int check_kernel_fit(const OpDesc& op, int index, void* const* args, const Dietc
                   "op %s: argument %s (%p) is not aligned to %d bytes, as kernel %d needs", op.name,
                   op.arg_names[i], args[i], need, index);
   }
+  return DIETCODE_OK;
+}
+
+// Kernel `index`'s grid for the shape, which must fit one launch (and its workspace size_t).
+int check_grid(const OpDesc& op, int index, const DietcodeArgs& a, int64_t grid[3]) {
+  const KernelDesc& k = op.kernels[index];
   int64_t unused[3];
-  if (!main_grid(k, a, grid) || (k.split_k > 1 && !reduce_grid(k, a, unused)))
+  if (!main_grid(k, a, grid) || (k.split_k > 1 && !reduce_grid(k, a, unused)) ||
+      workspace_bytes(k, a) < 0)
     return fail(DIETCODE_ERR_INVALID_ARGUMENT,
                 "op %s: the shape is too large for kernel %d (grid %lld x %lld x %lld)", op.name,
                 index, (long long)grid[0], (long long)grid[1], (long long)grid[2]);
@@ -390,6 +433,53 @@ int launch(const OpDesc& op, const LoadedKernel& fn, const KernelDesc& k, Dietco
   return status;
 }
 
+// ---- unloading -----------------------------------------------------------------------------
+
+// Runs when the pack is unloaded (dlclose) and at exit: every module, pool and context
+// reference the pack took goes back to the driver, and the driver is closed, so a program may
+// load and unload a pack any number of times. At exit the driver may already be shutting down;
+// it then answers CUDA_ERROR_DEINITIALIZED, having freed everything itself, so results are
+// ignored.
+__attribute__((destructor)) void unload_pack() {
+  Registry* reg = g_registry;
+  Driver* d = g_driver.load(std::memory_order_acquire);
+  g_registry = nullptr;
+  g_driver.store(nullptr, std::memory_order_release);
+  bool live = d && d->status == DIETCODE_OK;
+  int n_kernels = 0;
+  for (int i = 0; i < kPack.n_ops; ++i) n_kernels += kPack.ops[i].n_kernels;
+  if (reg) {
+    for (ContextState* s : reg->contexts) {
+      for (int i = 0; i < n_kernels; ++i)
+        if (const LoadedKernel* k = s->kernels[i].load(std::memory_order_acquire)) {
+          if (live) d->ModuleUnload(k->module);
+          delete k;
+        }
+      if (live && s->pools) d->MemPoolDestroy(s->pool);
+      delete s;
+    }
+    if (live && reg->primary) {
+      d->DevicePrimaryCtxRelease(reg->primary_device);
+      // When that was the last reference, the context is gone: it must not stay current on
+      // this thread (the pack may have made it so). Anyone else's reference keeps it usable.
+      CUcontext current = nullptr;
+      unsigned flags = 0;
+      int active = 1;
+      if (d->CtxGetCurrent(&current) == CUDA_SUCCESS && current == reg->primary &&
+          d->DevicePrimaryCtxGetState(reg->primary_device, &flags, &active) == CUDA_SUCCESS &&
+          !active)
+        d->CtxSetCurrent(nullptr);
+    }
+    delete reg;
+  }
+  if (d) {
+    if (d->lib) dlclose(d->lib);
+    delete d;
+  }
+  delete g_driver_mu;
+  g_driver_mu = nullptr;
+}
+
 }  // namespace
 
 int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values, int n_values,
@@ -419,8 +509,11 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
     // The newest arch's dispatcher chooses first, so that a call wrong for its kernel fails
     // before the driver is touched; a GPU served by another dispatcher chooses again below.
     int index = op.selects[0].select(values);
+    if (int status = check_alignment(op, index, args)) return status;
+    if (int status = check_conv_geometry(op, a)) return status;
+    if (int status = check_extents(op, args, a)) return status;
     int64_t grid[3];
-    if (int status = check_kernel_fit(op, index, args, a, grid)) return status;
+    if (int status = check_grid(op, index, a, grid)) return status;
     a.a = args[0];
     a.b = args[1];
     a.bias = op.bias_arg >= 0 ? args[op.bias_arg] : nullptr;
@@ -430,25 +523,17 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
     if (d.status != DIETCODE_OK) return fail(d.status, "%s", d.why.c_str());
     CUcontext ctx;
     if (int status = current_context(op.name, &ctx)) return status;
-    LoadedKernel fn;
-    const ContextState* state = nullptr;
-    {
-      Registry& reg = registry();
-      std::lock_guard<std::mutex> lock(reg.mu);
-      ContextState* s = nullptr;
-      if (int status = context_state(ctx, op.name, &s)) return status;
-      const ArchSelect& chosen = op.selects[pick_dispatcher(op, s->cc)];
-      if (chosen.select != op.selects[0].select) {
-        index = chosen.select(values);
-        if (int status = check_kernel_fit(op, index, args, a, grid)) return status;
-      }
-      LoadedKernel& slot = s->kernels[&op - kPack.ops][index];
-      if (!slot.loaded)
-        if (int status = load_kernel(op, index, *s, &slot)) return status;
-      fn = slot;
-      state = s;
+    ContextState* state = nullptr;
+    if (int status = context_for(ctx, op.name, &state)) return status;
+    const ArchSelect& chosen = op.selects[pick_dispatcher(op, state->cc)];
+    if (chosen.select != op.selects[0].select) {
+      index = chosen.select(values);
+      if (int status = check_alignment(op, index, args)) return status;
+      if (int status = check_grid(op, index, a, grid)) return status;
     }
-    return launch(op, fn, op.kernels[index], a, grid, static_cast<CUstream>(stream), *state);
+    const LoadedKernel* fn = nullptr;
+    if (int status = kernel_in(*state, op, index, &fn)) return status;
+    return launch(op, *fn, op.kernels[index], a, grid, static_cast<CUstream>(stream), *state);
   } catch (...) {  // std::bad_alloc: nothing else here throws
     return fail(DIETCODE_ERR_CUDA, "op %s: out of host memory", op.name);
   }

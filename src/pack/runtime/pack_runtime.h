@@ -150,27 +150,37 @@ inline int pick_dispatcher(const OpDesc& op, int cc) {
 constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kMaxGridYZ = 65535;
 
-inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+/* For a >= 0, b >= 1; never overflows, unlike (a + b - 1) / b near INT64_MAX. */
+inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
-/* False when the grid does not fit one launch. */
+/* a * b, or -1 when the product does not fit int64 or a factor is -1 (an earlier overflow). */
+inline int64_t checked_mul(int64_t a, int64_t b) {
+  int64_t out;
+  return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &out) ? -1 : out;
+}
+
+/* False when the grid does not fit one launch (including products past int64). */
 inline bool main_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
   grid[0] = ceil_div(a.n, k.tile_n);
   grid[1] = ceil_div(a.m, k.tile_m);
   if (grid[1] > kMaxGridYZ) grid[1] = kMaxGridYZ;
-  grid[2] = a.batch * k.split_k;
-  return grid[0] <= kMaxGridX && grid[2] <= kMaxGridYZ;
+  grid[2] = checked_mul(a.batch, k.split_k);
+  return grid[0] <= kMaxGridX && grid[2] >= 0 && grid[2] <= kMaxGridYZ;
 }
 
 inline bool reduce_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
-  grid[0] = ceil_div(a.batch * a.m * a.n, 4 * int64_t(k.reduce_threads));
+  int64_t outputs = checked_mul(checked_mul(a.batch, a.m), a.n);
+  grid[0] = outputs < 0 ? -1 : ceil_div(outputs, 4 * int64_t(k.reduce_threads));
   grid[1] = 1;
   grid[2] = 1;
-  return grid[0] <= kMaxGridX;
+  return grid[0] >= 0 && grid[0] <= kMaxGridX;
 }
 
+/* -1 when the byte count does not fit int64. */
 inline int64_t workspace_bytes(const KernelDesc& k, const DietcodeArgs& a) {
   if (k.split_k <= 1) return 0;
-  return a.batch * k.split_k * a.m * a.n * int64_t(sizeof(float));
+  return checked_mul(checked_mul(checked_mul(a.batch * int64_t(sizeof(float)), k.split_k), a.m),
+                     a.n);
 }
 
 }  // namespace dietcode_pack

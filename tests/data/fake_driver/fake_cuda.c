@@ -1,22 +1,61 @@
 /* A stand-in for libcuda.so.1: a TEST DOUBLE, never a measurement.
  *
- * It lets the driver loader and `dietcode devices` be tested on machines without a GPU. It
- * exports what a real driver exports for our loader (cuGetProcAddress_v2), describes one GPU
- * with the limits of an H100 PCIe under a name that says it is a test double, and records
- * which entry points were asked for at which ABI version, so a test can check the loader asks
- * by version. Environment knobs, read on every call:
+ * It lets the driver loader, `dietcode devices` and kernel packs be tested on machines without
+ * a GPU. It exports what a real driver exports for our loaders (cuGetProcAddress_v2),
+ * describes GPUs with the limits of an H100 PCIe under a name that says it is a test double,
+ * and records which entry points were asked for at which ABI version, so a test can check the
+ * loader asks by version. Environment knobs, read on every call:
  *   FAKE_CUDA_INIT_RESULT=N   cuInit returns CUresult N (100: CUDA_ERROR_NO_DEVICE)
  *   FAKE_CUDA_MISSING=NAME    cuGetProcAddress reports NAME as not found
- * Only the initialisation and device-query calls do anything; every other entry point returns
- * CUDA_ERROR_NOT_SUPPORTED. */
-#include <cuda.h>
+ *   FAKE_CUDA_DEVICES=N       N devices (default 1, at most 8)
+ *   FAKE_CUDA_CC=90,80        compute capability of device 0, 1, ... (default 90 for all)
+ *   FAKE_CUDA_KERNELS=1       also serve primary contexts, streams, modules, launches and
+ *                             memory (fake_cuda_context.c, _module.c, _memory.c): enough for a
+ *                             kernel pack to load and launch, with nothing run
+ *   FAKE_CUDA_NO_POOLS=1      a device without memory pools
+ *   FAKE_CUDA_MAX_ALLOC=B     allocations above B bytes fail (default 1 GiB)
+ * Without FAKE_CUDA_KERNELS only the initialisation and device-query calls do anything, as a
+ * driver that cannot run kernels; every other entry point returns CUDA_ERROR_NOT_SUPPORTED.
+ * Thread-safe: kernels may be launched from any number of threads at once. Once its destructor
+ * has run (at exit), the calls that free or use objects answer CUDA_ERROR_DEINITIALIZED.
+ * fake_cuda_stats() (fake_cuda_stats.h) reports live objects and launch counts. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define FAKE_EXPORT __attribute__((visibility("default")))
+#include "fake_cuda_internal.h"
+#include "fake_cuda_stats.h"
 
+struct fake_state g_fake = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_mutex_t requests_mu = PTHREAD_MUTEX_INITIALIZER;
 static char requests[8192];
+
+int fake_device_count(void) {
+  const char* text = getenv("FAKE_CUDA_DEVICES");
+  int n = text ? atoi(text) : 1;
+  return n < 1 ? 1 : n > FAKE_MAX_DEVICES ? FAKE_MAX_DEVICES : n;
+}
+
+int fake_device_cc(int device) {
+  const char* text = getenv("FAKE_CUDA_CC");
+  int cc = 90;
+  for (int i = 0; text && *text; ++i) {
+    char* end;
+    long value = strtol(text, &end, 10);
+    if (end == text) break;
+    cc = (int)value; /* a device past the list gets the last one */
+    if (i == device) break;
+    text = *end == ',' ? end + 1 : end;
+  }
+  return cc;
+}
+
+static int kernels_enabled(void) {
+  const char* on = getenv("FAKE_CUDA_KERNELS");
+  return on && *on && strcmp(on, "0") != 0;
+}
 
 static CUresult fake_init(unsigned int flags) {
   const char* forced = getenv("FAKE_CUDA_INIT_RESULT");
@@ -30,13 +69,13 @@ static CUresult fake_driver_get_version(int* version) {
 }
 
 static CUresult fake_device_get_count(int* count) {
-  *count = 1;
+  *count = fake_device_count();
   return CUDA_SUCCESS;
 }
 
 static CUresult fake_device_get(CUdevice* device, int ordinal) {
-  if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
-  *device = 0;
+  if (ordinal < 0 || ordinal >= fake_device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
   return CUDA_SUCCESS;
 }
 
@@ -48,13 +87,16 @@ static CUresult fake_device_get_name(char* name, int length, CUdevice device) {
 
 static CUresult fake_device_get_attribute(int* value, CUdevice_attribute attribute,
                                           CUdevice device) {
-  (void)device;
+  if (device < 0 || device >= fake_device_count()) return CUDA_ERROR_INVALID_DEVICE;
   switch (attribute) {
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
-      *value = 9;
+      *value = fake_device_cc(device) / 10;
       break;
     case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
-      *value = 0;
+      *value = fake_device_cc(device) % 10;
+      break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+      *value = fake_pools_supported();
       break;
     case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
       *value = 114;
@@ -110,22 +152,34 @@ static CUresult fake_device_total_mem(size_t* bytes, CUdevice device) {
   return CUDA_SUCCESS;
 }
 
+#define FAKE_ERROR(code) {code, #code}
+static const struct {
+  CUresult code;
+  const char* name;
+} error_names[] = {
+    FAKE_ERROR(CUDA_SUCCESS),
+    FAKE_ERROR(CUDA_ERROR_INVALID_VALUE),
+    FAKE_ERROR(CUDA_ERROR_OUT_OF_MEMORY),
+    FAKE_ERROR(CUDA_ERROR_NOT_INITIALIZED),
+    FAKE_ERROR(CUDA_ERROR_DEINITIALIZED),
+    FAKE_ERROR(CUDA_ERROR_NO_DEVICE),
+    FAKE_ERROR(CUDA_ERROR_INVALID_DEVICE),
+    FAKE_ERROR(CUDA_ERROR_INVALID_IMAGE),
+    FAKE_ERROR(CUDA_ERROR_INVALID_CONTEXT),
+    FAKE_ERROR(CUDA_ERROR_INVALID_HANDLE),
+    FAKE_ERROR(CUDA_ERROR_NOT_FOUND),
+    FAKE_ERROR(CUDA_ERROR_CONTEXT_IS_DESTROYED),
+    FAKE_ERROR(CUDA_ERROR_NOT_SUPPORTED),
+};
+
 static CUresult fake_get_error_name(CUresult code, const char** name) {
-  switch (code) {
-    case CUDA_SUCCESS:
-      *name = "CUDA_SUCCESS";
-      break;
-    case CUDA_ERROR_NO_DEVICE:
-      *name = "CUDA_ERROR_NO_DEVICE";
-      break;
-    case CUDA_ERROR_NOT_SUPPORTED:
-      *name = "CUDA_ERROR_NOT_SUPPORTED";
-      break;
-    default:
-      *name = NULL;
-      return CUDA_ERROR_INVALID_VALUE;
-  }
-  return CUDA_SUCCESS;
+  for (size_t i = 0; i < sizeof error_names / sizeof error_names[0]; ++i)
+    if (error_names[i].code == code) {
+      *name = error_names[i].name;
+      return CUDA_SUCCESS;
+    }
+  *name = NULL;
+  return CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult fake_get_error_string(CUresult code, const char** text) {
@@ -156,9 +210,11 @@ static const struct entry entries[] = {
 FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version,
                                          cuuint64_t flags, CUdriverProcAddressQueryResult* status) {
   const char* missing = getenv("FAKE_CUDA_MISSING");
-  size_t used = strlen(requests);
   (void)flags;
+  pthread_mutex_lock(&requests_mu);
+  size_t used = strlen(requests);
   snprintf(requests + used, sizeof(requests) - used, "%s@%d;", symbol, version);
+  pthread_mutex_unlock(&requests_mu);
   *pfn = NULL;
   if (missing && strcmp(missing, symbol) == 0) {
     if (status) *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
@@ -167,6 +223,9 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int ver
   for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); ++i) {
     if (strcmp(entries[i].name, symbol) == 0) *pfn = entries[i].fn;
   }
+  if (!*pfn && kernels_enabled() && !(*pfn = fake_context_entry(symbol)) &&
+      !(*pfn = fake_module_entry(symbol)))
+    *pfn = fake_memory_entry(symbol);
   if (!*pfn) *pfn = (void*)fake_not_supported;
   if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
   return CUDA_SUCCESS;
@@ -175,7 +234,31 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int ver
 /* For tests: "cuInit@2000;cuMemAlloc@3020;..." in the order asked; clears the record. */
 FAKE_EXPORT const char* fake_cuda_take_requests(void) {
   static char taken[sizeof(requests)];
+  pthread_mutex_lock(&requests_mu);
   memcpy(taken, requests, sizeof(requests));
   requests[0] = '\0';
+  pthread_mutex_unlock(&requests_mu);
   return taken;
+}
+
+CUresult fake_refuse_after_shutdown(const char* function) {
+  const char* trace = getenv("FAKE_CUDA_TRACE_SHUTDOWN");
+  if (trace && *trace && strcmp(trace, "0") != 0)
+    fprintf(stderr, "fake driver: %s after shutdown: CUDA_ERROR_DEINITIALIZED\n", function);
+  return CUDA_ERROR_DEINITIALIZED;
+}
+
+/* At exit (or unload) the double shuts down like a driver: later calls are refused. */
+__attribute__((destructor)) static void fake_shut_down(void) { atomic_store(&g_fake.shut_down, 1); }
+
+FAKE_EXPORT void fake_cuda_stats(FakeCudaStats* out) {
+  out->live_modules = atomic_load(&g_fake.live_modules);
+  out->live_allocations = atomic_load(&g_fake.live_allocations);
+  out->live_pools = atomic_load(&g_fake.live_pools);
+  out->live_streams = atomic_load(&g_fake.live_streams);
+  out->retained_contexts = atomic_load(&g_fake.retained);
+  out->launches = atomic_load(&g_fake.launches);
+  out->rejected_launches = atomic_load(&g_fake.rejected_launches);
+  out->modules_loaded = atomic_load(&g_fake.modules_loaded);
+  out->allocations = atomic_load(&g_fake.allocations);
 }

@@ -1,0 +1,143 @@
+/* TEST DOUBLE of the driver's contexts and streams (see fake_cuda.c): one primary context per
+ * device with a retain count, a thread-local current context, and streams that count the
+ * kernels launched on them. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cuda_internal.h"
+
+static __thread struct CUctx_st* t_current;
+
+struct CUctx_st* fake_current(void) { return t_current; }
+
+struct CUctx_st* fake_live_ctx(CUcontext ctx) {
+  if (!ctx || ctx->magic != kCtxMagic) return NULL;
+  return __atomic_load_n(&ctx->retained, __ATOMIC_ACQUIRE) > 0 ? ctx : NULL;
+}
+
+static CUresult primary_retain(CUcontext* ctx, CUdevice device) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+  if (device < 0 || device >= fake_device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  struct CUctx_st* c = &g_fake.primary[device];
+  pthread_mutex_lock(&g_fake.mu);
+  c->magic = kCtxMagic;
+  c->device = device;
+  if (c->retained == 0) /* a new incarnation */
+    __atomic_store_n(&c->id, ++g_fake.next_ctx_id, __ATOMIC_RELEASE);
+  __atomic_store_n(&c->retained, c->retained + 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_fake.mu);
+  atomic_fetch_add(&g_fake.retained, 1);
+  *ctx = c;
+  return CUDA_SUCCESS;
+}
+
+static CUresult primary_release(CUdevice device) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (device < 0 || device >= fake_device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  struct CUctx_st* c = &g_fake.primary[device];
+  CUresult r = CUDA_SUCCESS;
+  pthread_mutex_lock(&g_fake.mu);
+  if (c->retained == 0)
+    r = CUDA_ERROR_INVALID_CONTEXT;
+  else
+    __atomic_store_n(&c->retained, c->retained - 1, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&g_fake.mu);
+  if (r == CUDA_SUCCESS) atomic_fetch_sub(&g_fake.retained, 1);
+  return r;
+}
+
+static CUresult primary_get_state(CUdevice device, unsigned int* flags, int* active) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (device < 0 || device >= fake_device_count()) return CUDA_ERROR_INVALID_DEVICE;
+  *flags = 0;
+  *active = __atomic_load_n(&g_fake.primary[device].retained, __ATOMIC_ACQUIRE) > 0;
+  return CUDA_SUCCESS;
+}
+
+static CUresult ctx_get_current(CUcontext* ctx) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+  *ctx = t_current;
+  return CUDA_SUCCESS;
+}
+
+static CUresult ctx_set_current(CUcontext ctx) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (ctx && !fake_live_ctx(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
+  t_current = ctx;
+  return CUDA_SUCCESS;
+}
+
+static CUresult ctx_get_device(CUdevice* device) {
+  if (!device) return CUDA_ERROR_INVALID_VALUE;
+  struct CUctx_st* c = fake_live_ctx(t_current);
+  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+  *device = c->device;
+  return CUDA_SUCCESS;
+}
+
+static CUresult ctx_get_id(CUcontext ctx, unsigned long long* id) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (!id) return CUDA_ERROR_INVALID_VALUE;
+  struct CUctx_st* c = fake_live_ctx(ctx ? ctx : t_current);
+  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+  *id = __atomic_load_n(&c->id, __ATOMIC_ACQUIRE); /* no lock: launches ask on every call */
+  return CUDA_SUCCESS;
+}
+
+static CUresult ctx_synchronize(void) {
+  return fake_live_ctx(t_current) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+static CUresult stream_create(CUstream* stream, unsigned int flags) {
+  (void)flags;
+  if (!stream) return CUDA_ERROR_INVALID_VALUE;
+  struct CUctx_st* c = fake_live_ctx(t_current);
+  if (!c) return CUDA_ERROR_INVALID_CONTEXT;
+  struct CUstream_st* s = calloc(1, sizeof *s);
+  if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+  s->magic = kStreamMagic;
+  s->ctx = c;
+  atomic_fetch_add(&g_fake.live_streams, 1);
+  *stream = s;
+  return CUDA_SUCCESS;
+}
+
+static CUresult stream_destroy(CUstream stream) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (!stream || stream->magic != kStreamMagic) return CUDA_ERROR_INVALID_HANDLE;
+  stream->magic = kDeadMagic;
+  free(stream);
+  atomic_fetch_sub(&g_fake.live_streams, 1);
+  return CUDA_SUCCESS;
+}
+
+/* Kernels run nothing, so every stream is always idle. */
+static CUresult stream_synchronize(CUstream stream) {
+  if (stream && stream->magic != kStreamMagic) return CUDA_ERROR_INVALID_HANDLE;
+  return fake_live_ctx(stream ? stream->ctx : t_current) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+void* fake_context_entry(const char* name) {
+  static const struct {
+    const char* name;
+    void* fn;
+  } entries[] = {
+      {"cuDevicePrimaryCtxRetain", (void*)primary_retain},
+      {"cuDevicePrimaryCtxRelease", (void*)primary_release},
+      {"cuDevicePrimaryCtxGetState", (void*)primary_get_state},
+      {"cuCtxGetCurrent", (void*)ctx_get_current},
+      {"cuCtxSetCurrent", (void*)ctx_set_current},
+      {"cuCtxGetDevice", (void*)ctx_get_device},
+      {"cuCtxGetId", (void*)ctx_get_id},
+      {"cuCtxSynchronize", (void*)ctx_synchronize},
+      {"cuStreamCreate", (void*)stream_create},
+      {"cuStreamDestroy", (void*)stream_destroy},
+      {"cuStreamSynchronize", (void*)stream_synchronize},
+  };
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i)
+    if (strcmp(entries[i].name, name) == 0) return entries[i].fn;
+  return NULL;
+}
