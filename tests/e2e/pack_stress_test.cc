@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "e2e/cli_util.h"
@@ -44,6 +45,34 @@ const MicroKernel kLarge{"dense_f32", {}};
 
 constexpr int kMaxT = 40;
 const std::string kStress = DIETCODE_STRESS_DIR;
+
+// Runs the stress client of this kind (plain, asan, tsan) on a pack, against the fake driver
+// of the same kind.
+CommandResult stress_pack(const std::string& kind, const std::string& lib, const std::string& op,
+                          int max_t, std::vector<std::string> args,
+                          std::vector<std::pair<std::string, std::string>> env) {
+  std::vector<std::string> argv = {kStress + "/pack_stress/pack_stress_" + kind, lib, op,
+                                   std::to_string(max_t)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandOptions options;
+  options.env = {
+      {"LD_LIBRARY_PATH", kStress + (kind == "plain" ? "/fake_driver" : "/fake_driver_" + kind)},
+      {"FAKE_CUDA_KERNELS", "1"},
+      {"ASAN_OPTIONS", "detect_leaks=1"},
+      {"TSAN_OPTIONS", "halt_on_error=1"}};
+  for (const auto& [name, value] : env) {  // the caller's settings win
+    auto same = [&](const auto& e) { return e.first == name; };
+    auto it = std::find_if(options.env.begin(), options.env.end(), same);
+    if (it != options.env.end())
+      it->second = value;
+    else
+      options.env.emplace_back(name, value);
+  }
+  options.unset_env = {"FAKE_CUDA_DEVICES", "FAKE_CUDA_CC", "FAKE_CUDA_NO_POOLS",
+                       "FAKE_CUDA_MAX_ALLOC"};
+  options.timeout_s = 120;
+  return run_command(argv, options);
+}
 
 // The packs every test runs on: the plain one `dietcode build` writes, and the same generated
 // sources compiled with each sanitizer. CTest runs each test in its own process, so they are
@@ -131,31 +160,11 @@ class PackStressTest : public ::testing::Test {
     fs::remove_all(sources);
   }
 
-  // Runs the client of this kind (plain, asan, tsan) on the pack of the same kind.
+  // Runs the client of this kind on the tiny pack of the same kind.
   static CommandResult stress(const std::string& kind, std::vector<std::string> args,
                               std::vector<std::pair<std::string, std::string>> env = {}) {
     std::string lib = *packs_ + (kind == "plain" ? "/libtiny.so" : "/libtiny_" + kind + ".so");
-    std::vector<std::string> argv = {kStress + "/pack_stress/pack_stress_" + kind, lib, "proj",
-                                     std::to_string(kMaxT)};
-    argv.insert(argv.end(), args.begin(), args.end());
-    CommandOptions options;
-    options.env = {
-        {"LD_LIBRARY_PATH", kStress + (kind == "plain" ? "/fake_driver" : "/fake_driver_" + kind)},
-        {"FAKE_CUDA_KERNELS", "1"},
-        {"ASAN_OPTIONS", "detect_leaks=1"},
-        {"TSAN_OPTIONS", "halt_on_error=1"}};
-    for (const auto& [name, value] : env) {  // the caller's settings win
-      auto same = [&](const auto& e) { return e.first == name; };
-      auto it = std::find_if(options.env.begin(), options.env.end(), same);
-      if (it != options.env.end())
-        it->second = value;
-      else
-        options.env.emplace_back(name, value);
-    }
-    options.unset_env = {"FAKE_CUDA_DEVICES", "FAKE_CUDA_CC", "FAKE_CUDA_NO_POOLS",
-                         "FAKE_CUDA_MAX_ALLOC"};
-    options.timeout_s = 120;
-    return run_command(argv, options);
+    return stress_pack(kind, lib, "proj", kMaxT, std::move(args), std::move(env));
   }
 
   static std::map<std::string, std::string> checks(const std::string& out) {
@@ -276,6 +285,51 @@ TEST_F(PackStressTest, ThreadSanitizerFindsNoRace) {
     EXPECT_EQ(r.exit_code, 0) << scenario[0] << ": " << r.summary() << r.out;
     EXPECT_THAT(r.out, HasSubstr("ok " + scenario[0] + "\n"));
   }
+}
+
+// A bfloat16 pack for sm_80,sm_90a whose log chose a wgmma kernel (sm_90a only) for large T:
+// it carries a dispatcher per arch, and launches on an 8.0 and a 9.0 GPU at once both succeed
+// (one tree would send the 8.0 GPU to the wgmma kernel, which has no binary there).
+TEST(PackArchDispatch, AnSm80AndSm90aPackLaunchesOnBothGpusAtOnce) {
+  test::TempDir dir;
+  std::string workload = dir.write("mixed.json", R"({"name": "mixed",
+      "shape_vars": {"T": {"min": 1, "max": 16}},
+      "ops": [{"name": "proj", "op": "dense", "dtype": "bfloat16", "M": "8*T", "N": 128,
+               "K": 128}]})");
+  const MicroKernel tc{"dense_tc", {}}, wgmma{"dense_wgmma", {}};
+  std::string log = dir.file("mixed.jsonl");
+  {
+    TuningLogWriter writer(log);
+    for (int64_t t = 1; t <= 16; ++t)
+      for (const MicroKernel& mk : {tc, wgmma}) {
+        TuningRecord r;
+        r.workload = "mixed";
+        r.op = "proj";
+        r.mk = mk;
+        r.shape = {{"T", t}};
+        r.gemm = {1, 8 * t, 128, 128};
+        r.device = "NVIDIA H100 80GB HBM3";
+        r.arch = "sm_90";
+        r.tool_version = "0.1.0";
+        r.timestamp = "2025-01-01T00:00:00.000Z";
+        r.latency_us = 4.0 + ((mk == wgmma) == (t > 8) ? 0.0 : 1.0);
+        writer.append(r);
+      }
+  }
+  CommandOptions options;
+  options.env = {{"DIETCODE_CACHE_DIR", dir.file("cache")}};
+  std::string lib = dir.file("libmixed.so");
+  CommandResult build = test::run_cli(
+      {"build", workload, "--log", log, "-o", lib, "--arch", "sm_80,sm_90a", "--json"}, options);
+  ASSERT_EQ(build.exit_code, 0) << build.summary();
+  auto report = nlohmann::json::parse(build.out);
+  ASSERT_EQ(report["ops"][0]["dispatchers"].size(), 2u) << build.out;
+  EXPECT_EQ(report["ops"][0]["dispatchers"][1]["archs"], nlohmann::json({"sm_80"}));
+
+  CommandResult r = stress_pack("plain", lib, "proj", 16, {"concurrent"}, kTwoDevices);
+  ASSERT_EQ(r.exit_code, 0) << r.summary() << r.out;
+  EXPECT_THAT(r.out, HasSubstr("contexts 2\n"));
+  EXPECT_THAT(r.out, HasSubstr("ok concurrent\n"));
 }
 
 }  // namespace
