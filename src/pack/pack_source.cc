@@ -62,16 +62,42 @@ std::string tensor_type(const OpSpec& op, bool output) {
 
 }  // namespace
 
+namespace {
+
+// Shape arithmetic is done in 128 bits: shape values (at most 2^31 - 1, the runtime checks)
+// multiplied by each other and by constants cannot overflow there, so a dimension or stride
+// past 64 bits (32 for convolution geometry) is found and refused instead of wrapping.
+const char kWideHelpers[] =
+    "#ifndef DIETCODE_SHAPE_HELPERS\n"
+    "#define DIETCODE_SHAPE_HELPERS\n"
+    "__extension__ typedef __int128 dietcode_wide;\n"
+    "static int64_t dietcode_fit64(dietcode_wide v, int* ok) {\n"
+    "  if (v > INT64_MAX || v < -INT64_MAX) { *ok = 0; return 0; }\n"
+    "  return (int64_t)v;\n}\n"
+    "static int dietcode_fit32(dietcode_wide v, int* ok) {\n"
+    "  if (v > INT32_MAX || v < -INT32_MAX) { *ok = 0; return 0; }\n"
+    "  return (int)v;\n}\n"
+    "#endif\n";
+
+}  // namespace
+
 std::string shape_function_c(const OpSpec& op, const std::string& name) {
   auto p = param_map(op);
-  std::string out = "static void " + name +
+  std::string out = std::string(kWideHelpers) + "static int " + name +
                     "(const int64_t* dietcode_values, DietcodeArgs* dietcode_args) {\n" +
-                    read_values(op);
+                    "  int ok = 1;\n";
+  std::vector<std::string> names = shape_parameter_names(op);
+  for (size_t i = 0; i < names.size(); ++i)
+    out += "  const dietcode_wide " + names[i] + " = dietcode_values[" + std::to_string(i) +
+           "];\n  (void)" + names[i] + ";\n";
+  if (names.empty()) out += "  (void)dietcode_values;\n";
   auto let = [&](const char* dim) {
-    out += std::string("  const int64_t dim_") + dim + " = " + dim_c(op, dim, p) + ";\n";
+    out += std::string("  const dietcode_wide dim_") + dim + " = " + dim_c(op, dim, p) + ";\n";
   };
   auto set = [&](const char* field, const std::string& value) {
-    out += std::string("  dietcode_args->") + field + " = " + value + ";\n";
+    bool narrow = std::string(field).rfind("conv_", 0) == 0;
+    out += std::string("  dietcode_args->") + field + " = dietcode_fit" + (narrow ? "32" : "64") +
+           "(" + value + ", &ok);\n";
   };
   switch (op.kind) {
     case OpKind::kDense:  // Y[M,N] = X[M,K] . W[N,K]^T
@@ -89,36 +115,35 @@ std::string shape_function_c(const OpSpec& op, const std::string& name) {
     case OpKind::kConv2d: {  // implicit GEMM: M = N*P*Q, N = K, K = R*S*C
       for (const char* d : {"N", "H", "W", "C", "K", "R", "S"}) let(d);
       auto extent = [&](const char* out_dim, const char* in, const char* filter, int axis) {
-        out += std::string("  const int64_t dim_") + out_dim + " = (dim_" + in + " + " +
+        out += std::string("  const dietcode_wide dim_") + out_dim + " = (dim_" + in + " + " +
                std::to_string(2 * op.pad[axis]) + " - " + std::to_string(op.dilation[axis]) +
                " * (dim_" + filter + " - 1) - 1) / " + std::to_string(op.stride[axis]) + " + 1;\n";
       };
       extent("P", "H", "R", 0);
       extent("Q", "W", "S", 1);
-      out += "  const int64_t dim_M = dim_N * dim_P * dim_Q;\n";
+      out += "  const dietcode_wide dim_M = dim_N * dim_P * dim_Q;\n";
       set("batch", "1");
       for (const char* d : {"N", "H", "W", "C", "K", "R", "S", "P", "Q"})
-        set((std::string("conv_") + char(std::tolower(d[0]))).c_str(),
-            std::string("(int)dim_") + d);
+        set((std::string("conv_") + char(std::tolower(d[0]))).c_str(), std::string("dim_") + d);
       set("stride_h", std::to_string(op.stride[0]));
       set("stride_w", std::to_string(op.stride[1]));
       set("pad_h", std::to_string(op.pad[0]));
       set("pad_w", std::to_string(op.pad[1]));
       set("dilation_h", std::to_string(op.dilation[0]));
       set("dilation_w", std::to_string(op.dilation[1]));
-      out += "  const int64_t dim_N_gemm = dim_K, dim_K_gemm = dim_R * dim_S * dim_C;\n";
+      out += "  const dietcode_wide dim_N_gemm = dim_K, dim_K_gemm = dim_R * dim_S * dim_C;\n";
       set("m", "dim_M");
       set("n", "dim_N_gemm");
       set("k", "dim_K_gemm");
       set("stride_c", "dim_M * dim_N_gemm");
-      return out + "}\n";
+      return out + "  return ok;\n}\n";
     }
   }
   set("m", "dim_M");
   set("n", "dim_N");
   set("k", "dim_K");
   set("stride_c", "dim_M * dim_N");
-  return out + "}\n";
+  return out + "  return ok;\n}\n";
 }
 
 std::string wrapper_prototype(const Workload& workload, const OpSpec& op) {

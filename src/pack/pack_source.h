@@ -36,9 +36,10 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
                                   const std::string& build_dir, const std::string& library_name,
                                   const std::string& header_name);
 
-// C for `static void NAME(const int64_t* dietcode_values, DietcodeArgs* dietcode_args)`:
+// C for `static int NAME(const int64_t* dietcode_values, DietcodeArgs* dietcode_args)`:
 // the op's GEMM (batch, m, n, k, strides) and, for conv2d, its geometry, from the values of
-// its shape variables.
+// its shape variables; 0 when one of them does not fit its field (computed in 128 bits, so
+// nothing wraps). Preceded by the helpers it uses, defined once per translation unit.
 std::string shape_function_c(const OpSpec& op, const std::string& name);
 
 // The typed wrapper's prototype, without the trailing ';'.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "common/error.h"
@@ -94,6 +95,11 @@ TEST(PackSource, ShapeFunctionsAgreeWithTheWorkload) {
           << "  printf(\"%lld %lld %lld %lld %lld %lld %lld %d %d %d\\n\", a.batch, a.m, a.n, "
              "a.k, a.stride_a, a.stride_b, a.stride_c, a.conv_p, a.conv_q, a.conv_h);\n";
       }
+  // Past the cap of each value the arithmetic would wrap in 64 bits; the functions say so.
+  c << "  v[0] = 2147483647; v[1] = 2147483647;\n"
+       "  printf(\"fits %d %d %d\\n\", shape_0(v, &a), shape_1(v, &a), shape_2(v, &a));\n"
+       "  v[0] = 3; v[1] = 5;\n"
+       "  printf(\"fits %d %d %d\\n\", shape_0(v, &a), shape_1(v, &a), shape_2(v, &a));\n";
   c << "  return 0;\n}\n";
   c.close();
   std::string cmd = "cc -std=c99 -Wall -Werror -I" DIETCODE_SOURCE_DIR "/templates -o " +
@@ -120,6 +126,9 @@ TEST(PackSource, ShapeFunctionsAgreeWithTheWorkload) {
     }
     EXPECT_EQ(sc, g.M * g.N);
   }
+  std::string rest((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
+  // dense: M*K ~ 2^67; bmm: stride_a ~ 2^93; conv: H ~ 2^31 does not fit its 32-bit field.
+  EXPECT_EQ(rest, "\nfits 0 0 0\nfits 1 1 1\n");
   fs::remove_all(dir);
 }
 

@@ -498,7 +498,11 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
 
     DietcodeArgs a;
     std::memset(&a, 0, sizeof a);
-    op.fill_shape(values, &a);
+    if (!op.fill_shape(values, &a))
+      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                  "op %s: these shape values give a dimension or stride past 64 bits (32 for "
+                  "convolution geometry)",
+                  op.name);
     if (a.batch < 0 || a.m < 0 || a.n < 0 || a.k < 0)
       return fail(DIETCODE_ERR_INVALID_ARGUMENT,
                   "op %s: these shape values give a negative "

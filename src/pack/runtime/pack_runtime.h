@@ -66,7 +66,8 @@ struct OpDesc {
   int n_vars;
   const ArchSelect* selects; /* one per target arch; [0] is the newest arch's */
   int n_selects;
-  void (*fill_shape)(const int64_t* values, DietcodeArgs* args); /* batch, m, n, k, strides, conv */
+  /* batch, m, n, k, strides, conv; 0 when a dimension or stride does not fit its field */
+  int (*fill_shape)(const int64_t* values, DietcodeArgs* args);
   const KernelDesc* kernels;
   int n_kernels;
 };
