@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole job on a GPU host, in one command (about 25 minutes on an H100):
 #   build -> GPU tests -> devices -> tune BERT-base dense -> build its pack -> bench it against
-#   cuBLAS and cuBLASLt -> docs/results/<gpu>/ (JSON, CSV, SVG, README.md with the figures).
+#   cuBLAS and cuBLASLt -> run it under compute-sanitizer -> docs/results/<gpu>/ (JSON, CSV,
+#   SVG, README.md with the figures).
 #
 #   scripts/gpu-run.sh [options]
 #     --budget MIN          total minutes to plan for (default 25); tuning gets what the other
@@ -11,6 +12,8 @@
 #     --repeats N           bench: timed runs per shape (default 30)
 #     --shapes SPEC         bench: shapes instead of the tuned range (T=1:128:4)
 #     --workload FILE       instead of configs/workloads/bert_base_dense.json
+#     --baselines LIST      bench against each (default "cublas cublaslt"; "auto" for a
+#                           conv2d workload: cuDNN for conv2d, cuBLAS for the GEMMs)
 #     --device N            GPU ordinal (default 0)
 #     --skip-tests          no ctest -L gpu
 #     --skip-tune           reuse configs/tuned/<gpu>/<workload>.jsonl as it is
@@ -31,11 +34,12 @@ trials=""
 repeats=30
 shapes=""
 workload=configs/workloads/bert_base_dense.json
+baselines="cublas cublaslt"
 device=0
 skip_tests=0
 skip_tune=0
 
-usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
     --budget) budget_min=$2; shift ;;
@@ -44,6 +48,7 @@ while (($#)); do
     --repeats) repeats=$2; shift ;;
     --shapes) shapes=$2; shift ;;
     --workload) workload=$2; shift ;;
+    --baselines) baselines=$2; shift ;;
     --device) device=$2; shift ;;
     --skip-tests) skip_tests=1 ;;
     --skip-tune) skip_tune=1 ;;
@@ -173,7 +178,7 @@ fi
 # --- 5. bench -----------------------------------------------------------------------------------
 bench_args=(--workload "$workload" --device "$device" --repeats "$repeats" --l2 flush)
 [[ -n $shapes ]] && bench_args+=(--shapes "$shapes")
-for baseline in cublas cublaslt; do
+for baseline in $baselines; do
   if [[ ! -f $pack ]]; then
     skipped "bench-$baseline" "no pack"
     continue
@@ -183,6 +188,30 @@ for baseline in cublas cublaslt; do
     --json "$stem.json" --csv "$stem.csv" --plot "$stem.svg"
   cp "$OUT/bench-$baseline.log" "$stem.txt" 2>/dev/null
 done
+
+# --- 5b. the pack under compute-sanitizer ------------------------------------------------------
+# Every op of the pack once, at the middle of its tuned range, through examples/c/run_pack
+# (which checks the result against a CPU reference), under memcheck and racecheck.
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [[ ! -f $pack ]]; then
+  skipped sanitize "no pack"
+elif [[ ! -x $sanitizer ]]; then
+  skipped sanitize "no compute-sanitizer in the toolkit"
+else
+  make -s -C examples/c run_pack CC="${CC:-cc}" >/dev/null 2>&1
+  ops=$(python3 -c "import json,sys; print(' '.join(o['name'] for o in json.load(open(sys.argv[1]))['ops']))" "$workload" 2>/dev/null)
+  sanitize() {
+    local rc=0 op tool
+    for op in $ops; do
+      for tool in memcheck racecheck; do
+        echo "-- $tool $op"
+        "$sanitizer" --tool "$tool" --error-exitcode 3 examples/c/run_pack "$pack" "$op" || rc=1
+      done
+    done
+    return $rc
+  }
+  step sanitize sanitize
+fi
 
 # --- 6. README of the results ---------------------------------------------------------------------
 figures() {  # one line per baseline from its JSON: geomean, worst instance, failures
@@ -226,9 +255,14 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo
   echo "## Figures"
   echo
-  figures "$results/$wl_name-vs-cublas.json" "$results/$wl_name-vs-cublaslt.json"
+  jsons=() plots=""
+  for baseline in $baselines; do
+    jsons+=("$results/$wl_name-vs-$baseline.json")
+    plots+="${plots:+, }[vs $baseline]($wl_name-vs-$baseline.svg)"
+  done
+  figures "${jsons[@]}"
   echo
-  echo "Plots: [vs cuBLAS]($wl_name-vs-cublas.svg), [vs cuBLASLt]($wl_name-vs-cublaslt.svg)."
+  echo "Plots: $plots."
   echo "Tables: \`$wl_name-vs-*.txt\`; rows: \`*.csv\`, \`*.json\`."
   echo
   echo "## Steps"
@@ -242,7 +276,7 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo '```sh'
   echo "dietcode tune $workload -o $log --time-budget $tune_budget --device $device${trials:+ --trials $trials}"
   echo "dietcode build $workload --log $log -o lib$pack_name.so"
-  for baseline in cublas cublaslt; do
+  for baseline in $baselines; do
     echo "dietcode bench lib$pack_name.so --baseline $baseline ${bench_args[*]} \\"
     echo "    --json $wl_name-vs-$baseline.json --csv $wl_name-vs-$baseline.csv --plot $wl_name-vs-$baseline.svg"
   done
