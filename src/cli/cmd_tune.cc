@@ -1,16 +1,18 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
-//   [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b] [--json]
+//   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b] [--json]
 //   [--shard I/N]
 //
 // Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one) with
 // the joint search over all shape instances (search/joint_search.h), appending every result to
-// the tuning log as it arrives. The log is the state: a second run resumes from it, skipping
+// the tuning log as it arrives; --devices shares the measuring among several GPUs of one model
+// (measure/measure_pool.h) without changing the log. The log is the state: a second run resumes from it, skipping
 // what is measured; --fresh moves it aside first. Exit 1 for bad input, 2 when there is no GPU
 // (or no NVRTC) to tune with.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -21,7 +23,9 @@
 #include "cli/tune_report.h"
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
+#include "measure/device_list.h"
 #include "measure/gpu_measurer.h"
+#include "measure/measure_pool.h"
 #include "measure/simulated_device.h"
 #include "nvrtc/kernel_cache.h"
 #include "nvrtc/nvrtc_compiler.h"
@@ -43,6 +47,9 @@ struct TuneOptions {
   int trials = JointSearchOptions{}.budget.trials_per_op;
   std::string time_budget;
   int device = 0;
+  bool device_given = false;
+  std::string devices;  // --devices: "all" or ordinals; empty: --device alone
+  bool devices_given = false;
   int jobs = 0;  // 0: one per core
   bool jobs_given = false;
   uint64_t seed = 0;
@@ -76,6 +83,12 @@ JointSearchOptions search_options(const TuneOptions& o) {
   s.seed = o.seed;
   if (o.device < 0)
     bad_option(fmt::format("--device: expected a CUDA device ordinal >= 0, got {}", o.device));
+  if (o.device_given && o.devices_given)
+    bad_option("--device and --devices: give one of them (--device N is --devices N)");
+  if (o.devices_given && o.devices.empty())
+    bad_option(
+        "--devices: expected \"all\" or GPU ordinals separated by commas (such as 0,1,3), got "
+        "\"\"");
   if (o.noise_given && o.simulate.empty())
     bad_option("--noise needs --simulate (it is the simulated device's measurement noise)");
   if (o.noise_given && !(o.noise >= 0))
@@ -124,43 +137,119 @@ std::vector<const OpSpec*> select_ops(const Workload& workload, const std::strin
   return ops;
 }
 
-// The device the search measures on and the limits it searches within.
-struct Device {
-  std::unique_ptr<Measurer> measurer;
+// The devices the search measures on and the limits it searches within: one GPU, or several
+// of one model sharing the measuring through a pool (measure/measure_pool.h).
+struct Devices {
+  std::vector<std::unique_ptr<Measurer>> measurers;  // one per ordinal
+  std::vector<int> ordinals;
   GpuSpec gpu;
+  std::unique_ptr<MeasurePool> pool;  // with more than one device
 };
 
-Device open_device(const TuneOptions& o, Compiler& compiler) {
-  Device d;
-  if (!o.simulate.empty()) {
+std::vector<int> device_list(const TuneOptions& o, int count) {
+  try {
+    return parse_device_list(o.devices, count);
+  } catch (const UserError& e) {
+    bad_option(std::string("--devices: ") + e.what());
+  }
+}
+
+void open_simulated(const TuneOptions& o, Devices& d) {
+  std::vector<SimulatedGpuSetup> host;
+  try {
+    host = simulated_host(o.simulate, std::getenv(kSimulatedGpusVariable));
+  } catch (const UserError& e) {
+    bad_option(e.what());
+  }
+  d.ordinals = o.devices.empty() ? std::vector<int>{o.device} : device_list(o, int(host.size()));
+  if (o.devices.empty() && o.device >= int(host.size()))
+    bad_option(fmt::format("--device: no GPU {} on the simulated host (it has {})", o.device,
+                           host.size()));
+  std::vector<std::pair<int, GpuSpec>> specs;
+  for (int ordinal : d.ordinals) {
+    const SimulatedGpuSetup& setup = host[size_t(ordinal)];
+    GpuSpec gpu;
     try {
-      d.gpu = load_gpu_spec(o.simulate);
+      gpu = load_gpu_spec(setup.gpu);
     } catch (const UserError& e) {
       bad_option(std::string("--simulate: ") + e.what());
     }
+    specs.push_back({ordinal, gpu});
     SimulatedDeviceOptions sim;
     sim.noise_sigma = o.noise;
     sim.seed = o.seed;
-    d.measurer = std::make_unique<SimulatedDevice>(d.gpu, sim);
-    return d;
+    sim.ordinal = ordinal;
+    sim.delay_seconds = setup.delay_seconds;
+    sim.fail_after_calls = setup.fail_after_calls;
+    d.measurers.push_back(std::make_unique<SimulatedDevice>(gpu, sim));
   }
+  try {
+    check_same_model(specs);
+  } catch (const UserError& e) {
+    bad_option(std::string("--devices: ") + e.what());
+  }
+  d.gpu = specs[0].second;
+}
+
+void open_gpus(const TuneOptions& o, Compiler& compiler, Devices& d) {
   // The worker process talks to the driver; this process never initialises CUDA. The worker
   // is this binary run again as `dietcode __measure-worker` (gpu_measurer.h says why not a
   // fork: tune compiles on several threads). References share the tuner's kernel cache.
-  GpuMeasurerOptions options;
-  options.device = o.device;
-  options.measure.seed = o.seed;
-  options.compiler = &compiler;
+  auto first = std::make_unique<WorkerProcess>(gpu_worker_command());
+  d.ordinals = o.devices.empty() ? std::vector<int>{o.device} : device_list(o, gpu_count(*first));
+  std::vector<std::pair<int, GpuSpec>> specs;
+  for (int ordinal : d.ordinals) {
+    GpuMeasurerOptions options;
+    options.device = ordinal;
+    options.measure.seed = o.seed;
+    options.compiler = &compiler;
+    auto worker = first ? std::move(first) : std::make_unique<WorkerProcess>(gpu_worker_command());
+    auto gpu = std::make_unique<GpuMeasurer>(std::move(worker), options);
+    specs.push_back({ordinal, gpu->gpu()});
+    d.measurers.push_back(std::move(gpu));
+  }
   try {
-    auto gpu = std::make_unique<GpuMeasurer>(std::make_unique<WorkerProcess>(gpu_worker_command()),
-                                             options);
-    d.gpu = gpu->gpu();
-    d.measurer = std::move(gpu);
-  } catch (const EnvironmentError& e) {
-    throw EnvironmentError(std::string("dietcode tune: no CUDA GPU: ") + e.what() +
-                           " (use --simulate GPU to run against a model of one)");
+    check_same_model(specs);
+  } catch (const UserError& e) {
+    bad_option(std::string("--devices: ") + e.what());
+  }
+  d.gpu = specs[0].second;
+}
+
+Devices open_devices(const TuneOptions& o, Compiler& compiler) {
+  Devices d;
+  if (!o.simulate.empty()) {
+    open_simulated(o, d);
+  } else {
+    try {
+      open_gpus(o, compiler, d);
+    } catch (const EnvironmentError& e) {
+      throw EnvironmentError(std::string("dietcode tune: no CUDA GPU: ") + e.what() +
+                             " (use --simulate GPU to run against a model of one)");
+    }
+  }
+  if (d.measurers.size() > 1) {
+    std::vector<PoolDevice> members;
+    for (size_t i = 0; i < d.measurers.size(); ++i)
+      members.push_back({d.ordinals[i], d.measurers[i].get()});
+    d.pool = std::make_unique<MeasurePool>(std::move(members));
   }
   return d;
+}
+
+std::string ordinals_text(const std::vector<int>& ordinals) {
+  std::string out;
+  for (int o : ordinals) out += (out.empty() ? "" : ",") + std::to_string(o);
+  return out;
+}
+
+// After a run on several GPUs: how the work was shared, and which GPUs were lost.
+void print_device_shares(const MeasurePool& pool, FILE* out) {
+  for (const PoolDeviceStats& s : pool.stats()) {
+    std::fprintf(out, "GPU %d: %d job%s (%zu kernel%s), %.1f s measuring%s\n", s.ordinal, s.jobs,
+                 s.jobs == 1 ? "" : "s", s.inputs, s.inputs == 1 ? "" : "s", s.busy_seconds,
+                 s.failed ? (", then dropped: " + s.error).c_str() : "");
+  }
 }
 
 // Narrows `ops` to shard I/N's share (search/shard.h), recording instance ranges in `options`
@@ -214,8 +303,8 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
 
   NvrtcCompiler nvrtc;
   CachingCompiler compiler(nvrtc, nvrtc.fingerprint(), default_kernel_cache_dir());
-  Device device = open_device(o, compiler);
-  const DeviceIdentity identity = device.measurer->device();
+  Devices devices = open_devices(o, compiler);
+  const DeviceIdentity identity = devices.measurers[0]->device();
 
   if (o.fresh) {
     const std::string moved = move_log_aside(log_path);
@@ -227,9 +316,17 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
 
   FILE* progress_out = o.json ? stderr : stdout;
   if (!global.quiet) {
-    std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s)%s\n", workload.name.c_str(),
-                 ops.size(), ops.size() == 1 ? "" : "s", identity.name.c_str(),
-                 identity.arch.c_str(),
+    const std::string on =
+        devices.ordinals.size() == 1
+            ? identity.name
+            : fmt::format("{} x {}", devices.ordinals.size(), identity.name);
+    const std::string which = devices.ordinals.size() == 1 && devices.ordinals[0] == 0
+                                  ? ""
+                                  : ", GPU" + std::string(devices.ordinals.size() == 1 ? " " : "s ") +
+                                        ordinals_text(devices.ordinals);
+    std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s%s)%s\n", workload.name.c_str(),
+                 ops.size(), ops.size() == 1 ? "" : "s", on.c_str(), identity.arch.c_str(),
+                 which.c_str(),
                  identity.simulated ? ": SIMULATED, a model of the GPU, not measurements" : "");
     std::fprintf(progress_out, "log %s: %s\n", log_path.c_str(),
                  resume.records.empty()
@@ -243,9 +340,10 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   TuningLogWriter writer(log_path);
   SearchEnvironment env;
   env.compiler = &compiler;
-  env.measurer = device.measurer.get();
+  env.measurer = devices.measurers[0].get();
+  env.pool = devices.pool.get();
   env.log = &writer;
-  env.gpu = device.gpu;
+  env.gpu = devices.gpu;
   env.device = identity;
   env.workload = workload.name;
   JointSearch search(workload, ops, env, options);
@@ -261,12 +359,21 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   {
     TuneProgress progress(mode, progress_out, global.verbose > 0);
     search.set_observer([&progress](const SearchProgress& p) { progress.update(p); });
-    result = search.run();
+    try {
+      result = search.run();
+    } catch (const EnvironmentError& e) {
+      // One GPU's error is its own message, as it always was; the pool's names the GPUs.
+      if (!devices.pool) throw;
+      throw EnvironmentError(std::string("dietcode tune: ") + e.what());
+    }
   }
   writer.sync();
 
+  if (devices.pool && !global.quiet) print_device_shares(*devices.pool, progress_out);
   if (o.json) {
-    std::printf("%s\n", summary_json(result, workload, identity, log_path, o.seed).dump(2).c_str());
+    nlohmann::ordered_json summary = summary_json(result, workload, identity, log_path, o.seed);
+    summary["device"]["ordinals"] = devices.ordinals;
+    std::printf("%s\n", summary.dump(2).c_str());
   } else if (!global.quiet) {
     std::printf("%s", summary_text(result, identity).c_str());
   }
@@ -292,7 +399,12 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->add_option("--time-budget", o->time_budget,
                   "Stop after this much wall time, all ops together: 90s, 10m, 1h30m (kernels "
                   "already compiled are still measured)");
-  cmd->add_option("--device", o->device, "CUDA device ordinal to tune on")->capture_default_str();
+  auto* device =
+      cmd->add_option("--device", o->device, "CUDA device ordinal to tune on")->capture_default_str();
+  auto* devices = cmd->add_option(
+      "--devices", o->devices,
+      "Tune on several GPUs of this host at once: ordinals (0,1,3) or \"all\"; one model only. "
+      "Kernels are compiled once; measuring is shared out, and the log is the same as on one");
   auto* jobs =
       cmd->add_option("--jobs", o->jobs, "Parallel NVRTC compiles (default: one per core)");
   cmd->add_option("--seed", o->seed, "Seed of the search (and of the simulated noise)")
@@ -314,13 +426,16 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
       "  dietcode tune configs/workloads/bert_base_dense.json\n"
       "  dietcode tune configs/workloads/bert_base_dense.json --simulate h100 --trials 32\n"
       "  dietcode tune w.json -o w.jsonl --time-budget 10m --ops qkv,fc1\n"
+      "  dietcode tune w.json --devices all              (every GPU of this host)\n"
       "  dietcode tune w.json --shard 3/8 -o w.3.jsonl   (one of 8 cluster jobs)\n"
       "  dietcode merge w.*.jsonl -o w.jsonl            (when all 8 are done)\n"
       "The log is the state: run the same command again to resume a stopped run; records of\n"
       "other GPUs in the log are ignored. Exit 1 for bad input, 2 when there is no GPU (use\n"
       "--simulate GPU to run against a model of one).\n");
-  cmd->callback([o, noise, jobs, &global, &action] {
+  cmd->callback([o, noise, jobs, device, devices, &global, &action] {
     o->noise_given = noise->count() > 0;
+    o->device_given = device->count() > 0;
+    o->devices_given = devices->count() > 0;
     o->jobs_given = jobs->count() > 0;
     action = [o, &global] { return run_tune(*o, global); };
   });
