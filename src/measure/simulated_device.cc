@@ -301,7 +301,7 @@ std::vector<MeasureResult> SimulatedDevice::measure(const std::vector<MeasureInp
     std::this_thread::sleep_for(delay * double(inputs.size()) / 2);
     throw EnvironmentError(fmt::format(
         "simulated GPU {}: the measurement worker died and cannot be restarted (a test "
-        "double told to fail after {} batches)",
+        "double told to fail after {} jobs)",
         options_.ordinal, options_.fail_after_calls));
   }
   ++calls_;
