@@ -1,13 +1,13 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
-//   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b] [--json]
-//   [--shard I/N]
+//   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b]
+//   [--json] [--shard I/N]
 //
 // Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one) with
 // the joint search over all shape instances (search/joint_search.h), appending every result to
 // the tuning log as it arrives; --devices shares the measuring among several GPUs of one model
-// (measure/measure_pool.h) without changing the log. The log is the state: a second run resumes from it, skipping
-// what is measured; --fresh moves it aside first. Exit 1 for bad input, 2 when there is no GPU
-// (or no NVRTC) to tune with.
+// (measure/measure_pool.h) without changing the log. The log is the state: a second run resumes
+// from it, skipping what is measured; --fresh moves it aside first. Exit 1 for bad input, 2 when
+// there is no GPU (or no NVRTC) to tune with.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -316,13 +316,13 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
 
   FILE* progress_out = o.json ? stderr : stdout;
   if (!global.quiet) {
-    const std::string on =
-        devices.ordinals.size() == 1
-            ? identity.name
-            : fmt::format("{} x {}", devices.ordinals.size(), identity.name);
+    const std::string on = devices.ordinals.size() == 1
+                               ? identity.name
+                               : fmt::format("{} x {}", devices.ordinals.size(), identity.name);
     const std::string which = devices.ordinals.size() == 1 && devices.ordinals[0] == 0
                                   ? ""
-                                  : ", GPU" + std::string(devices.ordinals.size() == 1 ? " " : "s ") +
+                                  : ", GPU" +
+                                        std::string(devices.ordinals.size() == 1 ? " " : "s ") +
                                         ordinals_text(devices.ordinals);
     std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s%s)%s\n", workload.name.c_str(),
                  ops.size(), ops.size() == 1 ? "" : "s", on.c_str(), identity.arch.c_str(),
@@ -399,12 +399,13 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->add_option("--time-budget", o->time_budget,
                   "Stop after this much wall time, all ops together: 90s, 10m, 1h30m (kernels "
                   "already compiled are still measured)");
-  auto* device =
-      cmd->add_option("--device", o->device, "CUDA device ordinal to tune on")->capture_default_str();
+  auto* device = cmd->add_option("--device", o->device, "CUDA device ordinal to tune on (--devices N)")
+                     ->capture_default_str();
   auto* devices = cmd->add_option(
       "--devices", o->devices,
-      "Tune on several GPUs of this host at once: ordinals (0,1,3) or \"all\"; one model only. "
-      "Kernels are compiled once; measuring is shared out, and the log is the same as on one");
+      "Tune on several GPUs of this host at once: ordinals (0,1,3) or \"all\", all of one "
+      "model. Kernels are compiled once and measured on whichever GPU is free; the log is the "
+      "same as with one GPU");
   auto* jobs =
       cmd->add_option("--jobs", o->jobs, "Parallel NVRTC compiles (default: one per core)");
   cmd->add_option("--seed", o->seed, "Seed of the search (and of the simulated noise)")

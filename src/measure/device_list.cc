@@ -61,9 +61,10 @@ std::vector<int> parse_device_list(const std::string& text, int count) {
   for (int ordinal : ordinals)
     if (ordinal >= count)
       throw UserError(fmt::format("no GPU {}: this host has {}", ordinal,
-                                  count == 0   ? std::string("no GPU")
-                                  : count == 1 ? std::string("1 GPU (0)")
-                                               : fmt::format("{} GPUs (0 to {})", count, count - 1)));
+                                  count == 0 ? std::string("no GPU")
+                                  : count == 1
+                                      ? std::string("1 GPU (0)")
+                                      : fmt::format("{} GPUs (0 to {})", count, count - 1)));
   return ordinals;
 }
 
@@ -75,8 +76,7 @@ void check_same_model(const std::vector<std::pair<int, GpuSpec>>& gpus) {
   for (size_t i = 1; i < gpus.size(); ++i) {
     const GpuSpec& a = gpus[0].second;
     const GpuSpec& b = gpus[i].second;
-    if (a.name == b.name && a.cc_major == b.cc_major && a.cc_minor == b.cc_minor &&
-        a.sms == b.sms)
+    if (a.name == b.name && a.cc_major == b.cc_major && a.cc_minor == b.cc_minor && a.sms == b.sms)
       continue;
     throw UserError(fmt::format(
         "GPU {} ({}) and GPU {} ({}) are different GPU models; a run tunes one model: start one "

@@ -156,9 +156,8 @@ void MeasurePool::run(const std::vector<std::vector<MeasureInput>>& jobs, const 
   std::exception_ptr error;
   try {
     while (buffer_->next() < jobs.size()) {
-      done_.wait(lock, [&] {
-        return buffer_->ready() || fatal_ || (alive_ == 0 && in_flight_ == 0);
-      });
+      done_.wait(lock,
+                 [&] { return buffer_->ready() || fatal_ || (alive_ == 0 && in_flight_ == 0); });
       std::vector<std::pair<size_t, std::vector<MeasureResult>>> ready;
       while (auto next = buffer_->pop()) ready.push_back(std::move(*next));
       if (!ready.empty()) {

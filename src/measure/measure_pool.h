@@ -43,17 +43,17 @@
 namespace dietcode {
 
 struct PoolDevice {
-  int ordinal = 0;                // the CUDA ordinal, for messages and statistics
-  Measurer* measurer = nullptr;   // not owned; outlives the pool; used by one thread only
+  int ordinal = 0;               // the CUDA ordinal, for messages and statistics
+  Measurer* measurer = nullptr;  // not owned; outlives the pool; used by one thread only
 };
 
 struct PoolDeviceStats {
   int ordinal = 0;
-  int jobs = 0;            // jobs it measured
-  size_t inputs = 0;       // kernels in them
+  int jobs = 0;             // jobs it measured
+  size_t inputs = 0;        // kernels in them
   double busy_seconds = 0;  // wall time inside its measurer
-  bool failed = false;     // retired after an EnvironmentError
-  std::string error;       // that error
+  bool failed = false;      // retired after an EnvironmentError
+  std::string error;        // that error
 };
 
 class MeasurePool {

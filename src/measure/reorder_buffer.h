@@ -24,8 +24,7 @@ class ReorderBuffer {
   // released or already waiting: each job must be delivered exactly once.
   void put(size_t index, T value) {
     if (index < next_ || waiting_.count(index))
-      throw std::logic_error("ReorderBuffer: job " + std::to_string(index) +
-                             " delivered twice");
+      throw std::logic_error("ReorderBuffer: job " + std::to_string(index) + " delivered twice");
     waiting_.emplace(index, std::move(value));
   }
 
@@ -40,8 +39,8 @@ class ReorderBuffer {
   }
 
   bool ready() const { return waiting_.count(next_) > 0; }  // pop() would release one
-  size_t next() const { return next_; }                      // the job released next
-  size_t waiting() const { return waiting_.size(); }         // arrived, not yet released
+  size_t next() const { return next_; }                     // the job released next
+  size_t waiting() const { return waiting_.size(); }        // arrived, not yet released
 
  private:
   size_t next_ = 0;

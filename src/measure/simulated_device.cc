@@ -299,10 +299,10 @@ std::vector<MeasureResult> SimulatedDevice::measure(const std::vector<MeasureInp
   if (options_.fail_after_calls >= 0 && calls_ >= options_.fail_after_calls) {
     // Dies mid-job, as a real device would: after part of the work, before any result.
     std::this_thread::sleep_for(delay * double(inputs.size()) / 2);
-    throw EnvironmentError(fmt::format(
-        "simulated GPU {}: the measurement worker died and cannot be restarted (a test "
-        "double told to fail after {} jobs)",
-        options_.ordinal, options_.fail_after_calls));
+    throw EnvironmentError(
+        fmt::format("simulated GPU {}: the measurement worker died and cannot be restarted (a test "
+                    "double told to fail after {} jobs)",
+                    options_.ordinal, options_.fail_after_calls));
   }
   ++calls_;
   std::vector<MeasureResult> results;

@@ -45,11 +45,11 @@ struct SimulatedDeviceOptions {
 
   // Knobs for testing several devices at once (measure_pool.h); they change when results
   // arrive, never what they are.
-  int ordinal = 0;             // which GPU of a simulated host this is, for messages
-  double delay_seconds = 0;    // slept per candidate: an artificial measuring speed
-  int fail_after_calls = -1;   // measure() calls served before the device "dies": every later
-                               // call sleeps half its delay, then throws EnvironmentError as a
-                               // GPU whose worker cannot be restarted would; -1: never
+  int ordinal = 0;            // which GPU of a simulated host this is, for messages
+  double delay_seconds = 0;   // slept per candidate: an artificial measuring speed
+  int fail_after_calls = -1;  // measure() calls served before the device "dies": every later
+                              // call sleeps half its delay, then throws EnvironmentError as a
+                              // GPU whose worker cannot be restarted would; -1: never
 };
 
 // The model's working for one candidate on one shape: what tests check and what a person

@@ -73,8 +73,10 @@ class CliTuneDevices : public ::testing::Test {
     CommandOptions options;
     options.cwd = dir_.string();
     options.env = {{"DIETCODE_CACHE_DIR", cache_.string()}};
-    if (!host.empty()) options.env.push_back({"DIETCODE_SIMULATED_GPUS", host});
-    else options.unset_env.push_back("DIETCODE_SIMULATED_GPUS");
+    if (!host.empty())
+      options.env.push_back({"DIETCODE_SIMULATED_GPUS", host});
+    else
+      options.unset_env.push_back("DIETCODE_SIMULATED_GPUS");
     std::vector<std::string> argv = {"tune", kWorkload};
     for (const std::string& w : words(args)) argv.push_back(w);
     return test::run_cli(argv, options);
@@ -93,8 +95,8 @@ TEST_F(CliTuneDevices, ThreeGpusWriteTheLogOneGpuWritesWhateverTheirSpeeds) {
   ASSERT_GT(one.size(), 16u * 16);
 
   // GPU 0 slow, GPU 1 fast, GPU 2 in between: results arrive out of order.
-  CommandResult three = tune(kArgs + " --json -o three.jsonl --devices 0,1,2",
-                             "delay_ms=30;delay_ms=1;delay_ms=8");
+  CommandResult three =
+      tune(kArgs + " --json -o three.jsonl --devices 0,1,2", "delay_ms=30;delay_ms=1;delay_ms=8");
   ASSERT_EQ(three.exit_code, 0) << three.err;
   EXPECT_EQ(without_timestamps(read_file(dir_ / "three.jsonl")), one);
   const json summary = json::parse(three.out);
@@ -165,8 +167,9 @@ TEST_F(CliTuneDevices, BadListsAndMixedModelsExitOneWithTheirMessage) {
 TEST_F(CliTuneDevices, KilledRunOnSeveralGpusResumesKeepingEveryCompletedLine) {
   const std::string log = (dir_ / "killed.jsonl").string();
   const std::vector<std::string> argv = {
-      test::cli_path(), "tune", kWorkload, "--simulate", "h100", "--ops", "down", "--trials",
-      "32",             "--seed", "5",     "--devices",  "0,1,2", "-q",  "-o",   log};
+      test::cli_path(), "tune",     kWorkload, "--simulate", "h100", "--ops",
+      "down",           "--trials", "32",      "--seed",     "5",    "--devices",
+      "0,1,2",          "-q",       "-o",      log};
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {

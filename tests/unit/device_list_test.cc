@@ -109,8 +109,7 @@ TEST(SimulatedHost, SettingsItCannotReadAreUserErrors) {
     return std::string("no error");
   };
   const std::string expected = " (expected gpu=ID, delay_ms=MS or fail_after=N)";
-  EXPECT_EQ(error("speed=2"),
-            "DIETCODE_SIMULATED_GPUS: GPU 0: cannot read \"speed=2\"" + expected);
+  EXPECT_EQ(error("speed=2"), "DIETCODE_SIMULATED_GPUS: GPU 0: cannot read \"speed=2\"" + expected);
   EXPECT_EQ(error(";delay_ms=-1"),
             "DIETCODE_SIMULATED_GPUS: GPU 1: cannot read \"delay_ms=-1\"" + expected);
   EXPECT_EQ(error("fail_after=x"),

@@ -323,7 +323,8 @@ TEST_F(JointSearchTest, SeveralDevicesWriteTheLogOneDeviceWritesWhateverTheirSpe
   options.seed = 3;
   auto one = simulated_host({0}, {-1});
   run(*one[0], options, (dir_ / "one.jsonl").string());
-  const std::vector<std::string> reference = lines_without_timestamps((dir_ / "one.jsonl").string());
+  const std::vector<std::string> reference =
+      lines_without_timestamps((dir_ / "one.jsonl").string());
   ASSERT_GT(reference.size(), 100u);
 
   // The fastest device dies on its third batch: its job goes to another one.
@@ -352,7 +353,8 @@ TEST_F(JointSearchTest, LosingEveryDeviceStopsTheRunWithAPrefixOfTheLog) {
   options.seed = 3;
   auto one = simulated_host({0}, {-1});
   run(*one[0], options, (dir_ / "one.jsonl").string());
-  const std::vector<std::string> reference = lines_without_timestamps((dir_ / "one.jsonl").string());
+  const std::vector<std::string> reference =
+      lines_without_timestamps((dir_ / "one.jsonl").string());
 
   auto failing = simulated_host({1, 2}, {3, 2});
   MeasurePool pool(members(failing));

@@ -243,8 +243,9 @@ TEST(MeasurePool, WhenEveryDeviceIsGoneTheRunStopsHavingCommittedAPrefix) {
     pool.run(make_jobs(8, 1), recorder(c));
     FAIL() << "expected EnvironmentError";
   } catch (const EnvironmentError& e) {
-    EXPECT_THAT(std::string(e.what()),
-                testing::MatchesRegex("every one of the 2 GPUs failed; the last: GPU [01] is lost"));
+    EXPECT_THAT(
+        std::string(e.what()),
+        testing::MatchesRegex("every one of the 2 GPUs failed; the last: GPU [01] is lost"));
   }
   EXPECT_EQ(c.order, first(c.order.size()));
   EXPECT_LE(c.order.size(), 3u);
