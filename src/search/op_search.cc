@@ -138,10 +138,15 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
                              const std::vector<std::vector<size_t>>& indices, RoundReport& report,
                              const std::function<void()>& on_batch) {
   // Kernels compiled in this round are measured even past the deadline: measuring is the
-  // cheap part, and without it the compiling was for nothing. Jobs do not depend on how many
-  // devices there are, and results are recorded in job order only, so neither do the log and
-  // the search's next decisions.
-  const size_t batch = size_t(std::max(options_.measure_batch, 1));
+  // cheap part, and without it the compiling was for nothing. Results are recorded in input
+  // order, job after job, whatever order they arrive in, so neither the log nor the search's
+  // next decisions depend on how many devices there are or how fast each is. Jobs are smaller
+  // when there are more devices than full jobs, so that every device gets work; a job's size
+  // changes how a real GPU interleaves its kernels, not what the log says of them.
+  size_t batch = size_t(std::max(options_.measure_batch, 1));
+  if (env_.pool && env_.pool->size() > 1)
+    batch = std::min(batch, std::max<size_t>(1, (inputs.size() + env_.pool->size() - 1) /
+                                                    env_.pool->size()));
   std::vector<std::vector<MeasureInput>> jobs;
   for (size_t begin = 0; begin < inputs.size(); begin += batch)
     jobs.emplace_back(inputs.begin() + std::ptrdiff_t(begin),

@@ -338,13 +338,15 @@ TEST_F(JointSearchTest, SeveralDevicesWriteTheLogOneDeviceWritesWhateverTheirSpe
   }
   EXPECT_EQ(lines_without_timestamps((dir_ / "three.jsonl").string()), reference);
 
-  // Other speeds, other arrival orders: the same log.
-  auto other = simulated_host({0, 2, 0, 5}, {-1, -1, -1, -1});
+  // Other speeds, other arrival orders: the same log. Eight devices for a round of 16
+  // kernels: smaller jobs, so that every device gets some.
+  auto eight = simulated_host({2, 1, 3, 1, 2, 1, 3, 2}, std::vector<int>(8, -1));
   {
-    MeasurePool pool(members(other));
-    run(*other[0], options, (dir_ / "four.jsonl").string(), &pool);
+    MeasurePool pool(members(eight));
+    run(*eight[0], options, (dir_ / "eight.jsonl").string(), &pool);
+    for (const PoolDeviceStats& s : pool.stats()) EXPECT_GT(s.jobs, 0) << "GPU " << s.ordinal;
   }
-  EXPECT_EQ(lines_without_timestamps((dir_ / "four.jsonl").string()), reference);
+  EXPECT_EQ(lines_without_timestamps((dir_ / "eight.jsonl").string()), reference);
 }
 
 TEST_F(JointSearchTest, LosingEveryDeviceStopsTheRunWithAPrefixOfTheLog) {
