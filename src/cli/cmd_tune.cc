@@ -196,7 +196,13 @@ void open_gpus(const TuneOptions& o, Compiler& compiler, Devices& d) {
   // is this binary run again as `dietcode __measure-worker` (gpu_measurer.h says why not a
   // fork: tune compiles on several threads). References share the tuner's kernel cache.
   auto first = std::make_unique<WorkerProcess>(gpu_worker_command());
-  d.ordinals = o.devices.empty() ? std::vector<int>{o.device} : device_list(o, gpu_count(*first));
+  if (!o.devices.empty()) {
+    const int count = gpu_count(*first);
+    if (count == 0) throw EnvironmentError("the driver sees no GPU");
+    d.ordinals = device_list(o, count);
+  } else {
+    d.ordinals = {o.device};
+  }
   std::vector<std::pair<int, GpuSpec>> specs;
   for (int ordinal : d.ordinals) {
     GpuMeasurerOptions options;
@@ -399,8 +405,9 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->add_option("--time-budget", o->time_budget,
                   "Stop after this much wall time, all ops together: 90s, 10m, 1h30m (kernels "
                   "already compiled are still measured)");
-  auto* device = cmd->add_option("--device", o->device, "CUDA device ordinal to tune on (--devices N)")
-                     ->capture_default_str();
+  auto* device =
+      cmd->add_option("--device", o->device, "CUDA device ordinal to tune on (--devices N)")
+          ->capture_default_str();
   auto* devices = cmd->add_option(
       "--devices", o->devices,
       "Tune on several GPUs of this host at once: ordinals (0,1,3) or \"all\", all of one "

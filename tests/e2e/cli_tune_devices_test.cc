@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "cuda/driver.h"
 #include "e2e/cli_util.h"
 
 namespace dietcode {
@@ -228,6 +229,16 @@ TEST_F(CliTuneDevices, OrdinalsAreCheckedAgainstTheGpusTheDriverSees) {
   CommandResult run = test::run_cli({"tune", kWorkload, "--devices", "0,1"}, options);
   EXPECT_EQ(run.exit_code, 1) << run.summary();
   EXPECT_EQ(run.err, "dietcode tune: --devices: no GPU 1: this host has 1 GPU (0)\n");
+}
+
+TEST_F(CliTuneDevices, WithoutADriverAListExitsTwoSayingSo) {
+  std::string why;
+  if (driver_or_null(&why)) GTEST_SKIP() << "this machine has a CUDA driver";
+  CommandResult run = tune("--devices all");
+  EXPECT_EQ(run.exit_code, 2) << run.summary();
+  EXPECT_EQ(run.err, "dietcode tune: no CUDA GPU: the measurement worker cannot count the GPUs: " +
+                         why + " (use --simulate GPU to run against a model of one)\n");
+  EXPECT_FALSE(fs::exists(dir_ / "tune_small.jsonl"));
 }
 
 }  // namespace
