@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -20,13 +19,10 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "cli/tune_devices.h"
 #include "cli/tune_report.h"
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
-#include "measure/device_list.h"
-#include "measure/gpu_measurer.h"
-#include "measure/measure_pool.h"
-#include "measure/simulated_device.h"
 #include "nvrtc/kernel_cache.h"
 #include "nvrtc/nvrtc_compiler.h"
 #include "search/budget.h"
@@ -83,8 +79,7 @@ JointSearchOptions search_options(const TuneOptions& o) {
   s.seed = o.seed;
   if (o.device < 0)
     bad_option(fmt::format("--device: expected a CUDA device ordinal >= 0, got {}", o.device));
-  if (o.device_given && o.devices_given)
-    bad_option("--device and --devices: give one of them (--device N is --devices N)");
+  if (o.device_given && o.devices_given) bad_option("--device and --devices: give one of them");
   if (o.devices_given && o.devices.empty())
     bad_option(
         "--devices: expected \"all\" or GPU ordinals separated by commas (such as 0,1,3), got "
@@ -135,127 +130,6 @@ std::vector<const OpSpec*> select_ops(const Workload& workload, const std::strin
                     "ops yet",
                     workload.source));
   return ops;
-}
-
-// The devices the search measures on and the limits it searches within: one GPU, or several
-// of one model sharing the measuring through a pool (measure/measure_pool.h).
-struct Devices {
-  std::vector<std::unique_ptr<Measurer>> measurers;  // one per ordinal
-  std::vector<int> ordinals;
-  GpuSpec gpu;
-  std::unique_ptr<MeasurePool> pool;  // with more than one device
-};
-
-std::vector<int> device_list(const TuneOptions& o, int count) {
-  try {
-    return parse_device_list(o.devices, count);
-  } catch (const UserError& e) {
-    bad_option(std::string("--devices: ") + e.what());
-  }
-}
-
-void open_simulated(const TuneOptions& o, Devices& d) {
-  std::vector<SimulatedGpuSetup> host;
-  try {
-    host = simulated_host(o.simulate, std::getenv(kSimulatedGpusVariable));
-  } catch (const UserError& e) {
-    bad_option(e.what());
-  }
-  d.ordinals = o.devices.empty() ? std::vector<int>{o.device} : device_list(o, int(host.size()));
-  if (o.devices.empty() && o.device >= int(host.size()))
-    bad_option(fmt::format("--device: no GPU {} on the simulated host (it has {})", o.device,
-                           host.size()));
-  std::vector<std::pair<int, GpuSpec>> specs;
-  for (int ordinal : d.ordinals) {
-    const SimulatedGpuSetup& setup = host[size_t(ordinal)];
-    GpuSpec gpu;
-    try {
-      gpu = load_gpu_spec(setup.gpu);
-    } catch (const UserError& e) {
-      bad_option(std::string("--simulate: ") + e.what());
-    }
-    specs.push_back({ordinal, gpu});
-    SimulatedDeviceOptions sim;
-    sim.noise_sigma = o.noise;
-    sim.seed = o.seed;
-    sim.ordinal = ordinal;
-    sim.delay_seconds = setup.delay_seconds;
-    sim.fail_after_calls = setup.fail_after_calls;
-    d.measurers.push_back(std::make_unique<SimulatedDevice>(gpu, sim));
-  }
-  try {
-    check_same_model(specs);
-  } catch (const UserError& e) {
-    bad_option(std::string("--devices: ") + e.what());
-  }
-  d.gpu = specs[0].second;
-}
-
-void open_gpus(const TuneOptions& o, Compiler& compiler, Devices& d) {
-  // The worker process talks to the driver; this process never initialises CUDA. The worker
-  // is this binary run again as `dietcode __measure-worker` (gpu_measurer.h says why not a
-  // fork: tune compiles on several threads). References share the tuner's kernel cache.
-  auto first = std::make_unique<WorkerProcess>(gpu_worker_command());
-  if (!o.devices.empty()) {
-    const int count = gpu_count(*first);
-    if (count == 0) throw EnvironmentError("the driver sees no GPU");
-    d.ordinals = device_list(o, count);
-  } else {
-    d.ordinals = {o.device};
-  }
-  std::vector<std::pair<int, GpuSpec>> specs;
-  for (int ordinal : d.ordinals) {
-    GpuMeasurerOptions options;
-    options.device = ordinal;
-    options.measure.seed = o.seed;
-    options.compiler = &compiler;
-    auto worker = first ? std::move(first) : std::make_unique<WorkerProcess>(gpu_worker_command());
-    auto gpu = std::make_unique<GpuMeasurer>(std::move(worker), options);
-    specs.push_back({ordinal, gpu->gpu()});
-    d.measurers.push_back(std::move(gpu));
-  }
-  try {
-    check_same_model(specs);
-  } catch (const UserError& e) {
-    bad_option(std::string("--devices: ") + e.what());
-  }
-  d.gpu = specs[0].second;
-}
-
-Devices open_devices(const TuneOptions& o, Compiler& compiler) {
-  Devices d;
-  if (!o.simulate.empty()) {
-    open_simulated(o, d);
-  } else {
-    try {
-      open_gpus(o, compiler, d);
-    } catch (const EnvironmentError& e) {
-      throw EnvironmentError(std::string("dietcode tune: no CUDA GPU: ") + e.what() +
-                             " (use --simulate GPU to run against a model of one)");
-    }
-  }
-  if (d.measurers.size() > 1) {
-    std::vector<PoolDevice> members;
-    for (size_t i = 0; i < d.measurers.size(); ++i)
-      members.push_back({d.ordinals[i], d.measurers[i].get()});
-    d.pool = std::make_unique<MeasurePool>(std::move(members));
-  }
-  return d;
-}
-
-std::string ordinals_text(const std::vector<int>& ordinals) {
-  std::string out;
-  for (int o : ordinals) out += (out.empty() ? "" : ",") + std::to_string(o);
-  return out;
-}
-
-// After a run on several GPUs: how the work was shared, and which GPUs were lost.
-void print_device_shares(const MeasurePool& pool, FILE* out) {
-  for (const PoolDeviceStats& s : pool.stats()) {
-    std::fprintf(out, "GPU %d: %d job%s (%zu kernel%s), %.1f s measuring%s\n", s.ordinal, s.jobs,
-                 s.jobs == 1 ? "" : "s", s.inputs, s.inputs == 1 ? "" : "s", s.busy_seconds,
-                 s.failed ? (", then dropped: " + s.error).c_str() : "");
-  }
 }
 
 // Narrows `ops` to shard I/N's share (search/shard.h), recording instance ranges in `options`
@@ -309,7 +183,13 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
 
   NvrtcCompiler nvrtc;
   CachingCompiler compiler(nvrtc, nvrtc.fingerprint(), default_kernel_cache_dir());
-  Devices devices = open_devices(o, compiler);
+  DeviceRequest request;
+  request.simulate = o.simulate;
+  request.devices = o.devices;
+  request.device = o.device;
+  request.noise = o.noise;
+  request.seed = o.seed;
+  TuneDevices devices = open_tune_devices(request, compiler);
   const DeviceIdentity identity = devices.measurers[0]->device();
 
   if (o.fresh) {

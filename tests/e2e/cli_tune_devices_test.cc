@@ -152,7 +152,7 @@ TEST_F(CliTuneDevices, BadListsAndMixedModelsExitOneWithTheirMessage) {
        "(NVIDIA A100-SXM4-80GB, sm_80, 108 SMs) are different GPU models; a run tunes one "
        "model: start one run per model, each with its own log\n"},
       {{"--device 1 --devices 0,1", ""},
-       "dietcode tune: --device and --devices: give one of them (--device N is --devices N)\n"},
+       "dietcode tune: --device and --devices: give one of them\n"},
       {{"--devices 0", "speed=2"},
        "dietcode tune: DIETCODE_SIMULATED_GPUS: GPU 0: cannot read \"speed=2\" (expected gpu=ID, "
        "delay_ms=MS or fail_after=N)\n"},
