@@ -327,24 +327,26 @@ TEST_F(JointSearchTest, SeveralDevicesWriteTheLogOneDeviceWritesWhateverTheirSpe
       lines_without_timestamps((dir_ / "one.jsonl").string());
   ASSERT_GT(reference.size(), 100u);
 
-  // The fastest device dies on its third batch: its job goes to another one.
-  auto three = simulated_host({3, 0, 1}, {-1, 2, -1});
+  // The fast device dies on its first job, which goes to another one. The first round has four
+  // jobs and the other two devices are slow, so one of the four is the fast device's.
+  auto three = simulated_host({20, 0, 20}, {-1, 0, -1});
   {
     MeasurePool pool(members(three));
     run(*three[0], options, (dir_ / "three.jsonl").string(), &pool);
     EXPECT_TRUE(pool.stats()[1].failed);
-    EXPECT_EQ(pool.stats()[1].jobs, 2);
-    EXPECT_GT(pool.stats()[0].jobs + pool.stats()[2].jobs, 2);
+    EXPECT_EQ(pool.stats()[1].jobs, 0);
   }
   EXPECT_EQ(lines_without_timestamps((dir_ / "three.jsonl").string()), reference);
 
   // Other speeds, other arrival orders: the same log. Eight devices for a round of 16
-  // kernels: smaller jobs, so that every device gets some.
+  // kernels: jobs of two, so that every device can get one.
   auto eight = simulated_host({2, 1, 3, 1, 2, 1, 3, 2}, std::vector<int>(8, -1));
   {
     MeasurePool pool(members(eight));
     run(*eight[0], options, (dir_ / "eight.jsonl").string(), &pool);
-    for (const PoolDeviceStats& s : pool.stats()) EXPECT_GT(s.jobs, 0) << "GPU " << s.ordinal;
+    size_t jobs = 0, kernels = 0;
+    for (const PoolDeviceStats& s : pool.stats()) jobs += size_t(s.jobs), kernels += s.inputs;
+    EXPECT_GE(jobs * 2, kernels) << "jobs of more than two kernels";
   }
   EXPECT_EQ(lines_without_timestamps((dir_ / "eight.jsonl").string()), reference);
 }

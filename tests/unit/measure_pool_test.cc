@@ -168,7 +168,12 @@ TEST(MeasurePool, AJobIsCommittedAsSoonAsEveryEarlierOneIsDone) {
 
 TEST(MeasurePool, ADeviceThatDiesHandsItsJobToAnotherNeitherLostNorMeasuredTwice) {
   ScriptedDevice healthy(0), dying(3);
-  healthy.script = [](int) { sleep_ms(5); };
+  // The healthy device holds its first job until the other has died, so the dying one is sure
+  // to get three.
+  healthy.script = [&](int) {
+    const auto give_up = Clock::now() + std::chrono::seconds(10);
+    while (dying.calls < 3 && Clock::now() < give_up) sleep_ms(1);
+  };
   dying.script = [&](int) {
     if (dying.calls >= 3) {
       sleep_ms(5);
