@@ -1,12 +1,13 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
-//   [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b] [--json]
-//   [--shard I/N]
+//   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b]
+//   [--json] [--shard I/N]
 //
 // Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one) with
 // the joint search over all shape instances (search/joint_search.h), appending every result to
-// the tuning log as it arrives. The log is the state: a second run resumes from it, skipping
-// what is measured; --fresh moves it aside first. Exit 1 for bad input, 2 when there is no GPU
-// (or no NVRTC) to tune with.
+// the tuning log as it arrives; --devices shares the measuring among several GPUs of one model
+// (measure/measure_pool.h) without changing the log. The log is the state: a second run resumes
+// from it, skipping what is measured; --fresh moves it aside first. Exit 1 for bad input, 2 when
+// there is no GPU (or no NVRTC) to tune with.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -18,11 +19,10 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "cli/tune_devices.h"
 #include "cli/tune_report.h"
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
-#include "measure/gpu_measurer.h"
-#include "measure/simulated_device.h"
 #include "nvrtc/kernel_cache.h"
 #include "nvrtc/nvrtc_compiler.h"
 #include "search/budget.h"
@@ -43,6 +43,9 @@ struct TuneOptions {
   int trials = JointSearchOptions{}.budget.trials_per_op;
   std::string time_budget;
   int device = 0;
+  bool device_given = false;
+  std::string devices;  // --devices: "all" or ordinals; empty: --device alone
+  bool devices_given = false;
   int jobs = 0;  // 0: one per core
   bool jobs_given = false;
   uint64_t seed = 0;
@@ -76,6 +79,11 @@ JointSearchOptions search_options(const TuneOptions& o) {
   s.seed = o.seed;
   if (o.device < 0)
     bad_option(fmt::format("--device: expected a CUDA device ordinal >= 0, got {}", o.device));
+  if (o.device_given && o.devices_given) bad_option("--device and --devices: give one of them");
+  if (o.devices_given && o.devices.empty())
+    bad_option(
+        "--devices: expected \"all\" or GPU ordinals separated by commas (such as 0,1,3), got "
+        "\"\"");
   if (o.noise_given && o.simulate.empty())
     bad_option("--noise needs --simulate (it is the simulated device's measurement noise)");
   if (o.noise_given && !(o.noise >= 0))
@@ -122,45 +130,6 @@ std::vector<const OpSpec*> select_ops(const Workload& workload, const std::strin
                     "ops yet",
                     workload.source));
   return ops;
-}
-
-// The device the search measures on and the limits it searches within.
-struct Device {
-  std::unique_ptr<Measurer> measurer;
-  GpuSpec gpu;
-};
-
-Device open_device(const TuneOptions& o, Compiler& compiler) {
-  Device d;
-  if (!o.simulate.empty()) {
-    try {
-      d.gpu = load_gpu_spec(o.simulate);
-    } catch (const UserError& e) {
-      bad_option(std::string("--simulate: ") + e.what());
-    }
-    SimulatedDeviceOptions sim;
-    sim.noise_sigma = o.noise;
-    sim.seed = o.seed;
-    d.measurer = std::make_unique<SimulatedDevice>(d.gpu, sim);
-    return d;
-  }
-  // The worker process talks to the driver; this process never initialises CUDA. The worker
-  // is this binary run again as `dietcode __measure-worker` (gpu_measurer.h says why not a
-  // fork: tune compiles on several threads). References share the tuner's kernel cache.
-  GpuMeasurerOptions options;
-  options.device = o.device;
-  options.measure.seed = o.seed;
-  options.compiler = &compiler;
-  try {
-    auto gpu = std::make_unique<GpuMeasurer>(std::make_unique<WorkerProcess>(gpu_worker_command()),
-                                             options);
-    d.gpu = gpu->gpu();
-    d.measurer = std::move(gpu);
-  } catch (const EnvironmentError& e) {
-    throw EnvironmentError(std::string("dietcode tune: no CUDA GPU: ") + e.what() +
-                           " (use --simulate GPU to run against a model of one)");
-  }
-  return d;
 }
 
 // Narrows `ops` to shard I/N's share (search/shard.h), recording instance ranges in `options`
@@ -214,8 +183,14 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
 
   NvrtcCompiler nvrtc;
   CachingCompiler compiler(nvrtc, nvrtc.fingerprint(), default_kernel_cache_dir());
-  Device device = open_device(o, compiler);
-  const DeviceIdentity identity = device.measurer->device();
+  DeviceRequest request;
+  request.simulate = o.simulate;
+  request.devices = o.devices;
+  request.device = o.device;
+  request.noise = o.noise;
+  request.seed = o.seed;
+  TuneDevices devices = open_tune_devices(request, compiler);
+  const DeviceIdentity identity = devices.measurers[0]->device();
 
   if (o.fresh) {
     const std::string moved = move_log_aside(log_path);
@@ -227,9 +202,17 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
 
   FILE* progress_out = o.json ? stderr : stdout;
   if (!global.quiet) {
-    std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s)%s\n", workload.name.c_str(),
-                 ops.size(), ops.size() == 1 ? "" : "s", identity.name.c_str(),
-                 identity.arch.c_str(),
+    const std::string on = devices.ordinals.size() == 1
+                               ? identity.name
+                               : fmt::format("{} x {}", devices.ordinals.size(), identity.name);
+    const std::string which = devices.ordinals.size() == 1 && devices.ordinals[0] == 0
+                                  ? ""
+                                  : ", GPU" +
+                                        std::string(devices.ordinals.size() == 1 ? " " : "s ") +
+                                        ordinals_text(devices.ordinals);
+    std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s%s)%s\n", workload.name.c_str(),
+                 ops.size(), ops.size() == 1 ? "" : "s", on.c_str(), identity.arch.c_str(),
+                 which.c_str(),
                  identity.simulated ? ": SIMULATED, a model of the GPU, not measurements" : "");
     std::fprintf(progress_out, "log %s: %s\n", log_path.c_str(),
                  resume.records.empty()
@@ -243,9 +226,10 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   TuningLogWriter writer(log_path);
   SearchEnvironment env;
   env.compiler = &compiler;
-  env.measurer = device.measurer.get();
+  env.measurer = devices.measurers[0].get();
+  env.pool = devices.pool.get();
   env.log = &writer;
-  env.gpu = device.gpu;
+  env.gpu = devices.gpu;
   env.device = identity;
   env.workload = workload.name;
   JointSearch search(workload, ops, env, options);
@@ -261,12 +245,21 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   {
     TuneProgress progress(mode, progress_out, global.verbose > 0);
     search.set_observer([&progress](const SearchProgress& p) { progress.update(p); });
-    result = search.run();
+    try {
+      result = search.run();
+    } catch (const EnvironmentError& e) {
+      // One GPU's error is its own message, as it always was; the pool's names the GPUs.
+      if (!devices.pool) throw;
+      throw EnvironmentError(std::string("dietcode tune: ") + e.what());
+    }
   }
   writer.sync();
 
+  if (devices.pool && !global.quiet) print_device_shares(*devices.pool, progress_out);
   if (o.json) {
-    std::printf("%s\n", summary_json(result, workload, identity, log_path, o.seed).dump(2).c_str());
+    nlohmann::ordered_json summary = summary_json(result, workload, identity, log_path, o.seed);
+    summary["device"]["ordinals"] = devices.ordinals;
+    std::printf("%s\n", summary.dump(2).c_str());
   } else if (!global.quiet) {
     std::printf("%s", summary_text(result, identity).c_str());
   }
@@ -292,7 +285,14 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->add_option("--time-budget", o->time_budget,
                   "Stop after this much wall time, all ops together: 90s, 10m, 1h30m (kernels "
                   "already compiled are still measured)");
-  cmd->add_option("--device", o->device, "CUDA device ordinal to tune on")->capture_default_str();
+  auto* device =
+      cmd->add_option("--device", o->device, "CUDA device ordinal to tune on (--devices N)")
+          ->capture_default_str();
+  auto* devices = cmd->add_option(
+      "--devices", o->devices,
+      "Tune on several GPUs of this host at once: ordinals (0,1,3) or \"all\", all of one "
+      "model. Kernels are compiled once and measured on whichever GPU is free; the log is the "
+      "same as with one GPU");
   auto* jobs =
       cmd->add_option("--jobs", o->jobs, "Parallel NVRTC compiles (default: one per core)");
   cmd->add_option("--seed", o->seed, "Seed of the search (and of the simulated noise)")
@@ -314,13 +314,16 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
       "  dietcode tune configs/workloads/bert_base_dense.json\n"
       "  dietcode tune configs/workloads/bert_base_dense.json --simulate h100 --trials 32\n"
       "  dietcode tune w.json -o w.jsonl --time-budget 10m --ops qkv,fc1\n"
+      "  dietcode tune w.json --devices all              (every GPU of this host)\n"
       "  dietcode tune w.json --shard 3/8 -o w.3.jsonl   (one of 8 cluster jobs)\n"
       "  dietcode merge w.*.jsonl -o w.jsonl            (when all 8 are done)\n"
       "The log is the state: run the same command again to resume a stopped run; records of\n"
       "other GPUs in the log are ignored. Exit 1 for bad input, 2 when there is no GPU (use\n"
       "--simulate GPU to run against a model of one).\n");
-  cmd->callback([o, noise, jobs, &global, &action] {
+  cmd->callback([o, noise, jobs, device, devices, &global, &action] {
     o->noise_given = noise->count() > 0;
+    o->device_given = device->count() > 0;
+    o->devices_given = devices->count() > 0;
     o->jobs_given = jobs->count() > 0;
     action = [o, &global] { return run_tune(*o, global); };
   });

@@ -103,6 +103,13 @@ std::vector<std::string> gpu_worker_command() {
   return {"/proc/self/exe", kMeasureWorkerSubcommand};
 }
 
+int gpu_count(WorkerProcess& worker, double timeout_seconds) {
+  WorkerReply reply = worker.call({{"action", "count"}, {"device", 0}}, timeout_seconds);
+  if (reply.outcome != WorkerOutcome::kOk)
+    throw EnvironmentError("the measurement worker cannot count the GPUs: " + reply.error);
+  return reply.value.at("count").get<int>();
+}
+
 GpuMeasurer::GpuMeasurer(std::unique_ptr<WorkerProcess> worker, GpuMeasurerOptions options)
     : worker_(std::move(worker)), options_(std::move(options)) {
   WorkerReply reply = call(request("identify"), options_.identify_timeout_seconds);

@@ -103,6 +103,10 @@ class GpuMeasurer : public Measurer {
   std::map<std::string, std::optional<WorkerKernel>> references_;  // by op name
 };
 
+// How many GPUs the worker's driver sees, without creating a context on any. Throws
+// EnvironmentError when there is no driver (or the worker cannot start).
+int gpu_count(WorkerProcess& worker, double timeout_seconds = 60);
+
 // The handler a GPU worker runs (gpu_worker.cc): the other side of gpu_protocol.h.
 WorkerHandler gpu_worker_handler();
 

@@ -4,6 +4,8 @@
 //   {"action": "identify", "device": N}
 //       -> the GPU as a GpuSpec (gpu_spec_to_json) plus "arch"; the tuner learns the device's
 //          limits from here, so it never initialises CUDA itself (CUDA does not survive fork).
+//   {"action": "count", "device": N}
+//       -> {"count": C}: how many GPUs the driver sees (device is ignored); for --devices.
 //   {"action": "check", "device": N, "seed": S, "candidate": C}
 //       -> {"status", "error", "context_lost"}: loads C, runs it once on each of its
 //          check_shapes and compares with its reference kernel (when it has one).

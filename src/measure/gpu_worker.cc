@@ -102,6 +102,7 @@ class GpuWorker {
     std::string action = request.at("action").get<std::string>();
     int device = request.at("device").get<int>();
     if (action == "identify") return identify(device);
+    if (action == "count") return count_devices();
     if (!context_) {
       context_.emplace(device);
       check(driver().cuDeviceGetAttribute(&l2_bytes_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
@@ -117,6 +118,12 @@ class GpuWorker {
   }
 
  private:
+  json count_devices() {
+    int count = 0;
+    check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount");
+    return {{"count", count}};
+  }
+
   json identify(int device) {
     GpuSpec spec = query_device(device);
     return {{"name", spec.name}, {"arch", spec.arch()}, {"spec", gpu_spec_to_json(spec)}};

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <thread>
 
+#include "common/error.h"
 #include "measure/conv2d_shape.h"
 
 namespace dietcode {
@@ -293,10 +295,21 @@ double SimulatedDevice::noise_factor(const MeasureInput& input, const GemmShape&
 }
 
 std::vector<MeasureResult> SimulatedDevice::measure(const std::vector<MeasureInput>& inputs) {
+  const auto delay = std::chrono::duration<double>(options_.delay_seconds);
+  if (options_.fail_after_calls >= 0 && calls_ >= options_.fail_after_calls) {
+    // Dies mid-job, as a real device would: after part of the work, before any result.
+    std::this_thread::sleep_for(delay * double(inputs.size()) / 2);
+    throw EnvironmentError(
+        fmt::format("simulated GPU {}: the measurement worker died and cannot be restarted (a test "
+                    "double told to fail after {} jobs)",
+                    options_.ordinal, options_.fail_after_calls));
+  }
+  ++calls_;
   std::vector<MeasureResult> results;
   results.reserve(inputs.size());
   for (const auto& input : inputs) {
     auto start = std::chrono::steady_clock::now();
+    if (options_.delay_seconds > 0) std::this_thread::sleep_for(delay);
     MeasureResult result;
     result.latency_us.assign(input.instances.size(), std::numeric_limits<double>::quiet_NaN());
     if (!input.compiled.ok) {

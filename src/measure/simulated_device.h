@@ -42,6 +42,14 @@ struct SimulatedDeviceOptions {
   double noise_sigma = 0;           // sigma of log(latency) noise; 0: exact model values
   uint64_t seed = 0;                // selects the noise draw
   double launch_overhead_us = 3.0;  // per kernel launch
+
+  // Knobs for testing several devices at once (measure_pool.h); they change when results
+  // arrive, never what they are.
+  int ordinal = 0;            // which GPU of a simulated host this is, for messages
+  double delay_seconds = 0;   // slept per candidate: an artificial measuring speed
+  int fail_after_calls = -1;  // measure() calls served before the device "dies": every later
+                              // call sleeps half its delay, then throws EnvironmentError as a
+                              // GPU whose worker cannot be restarted would; -1: never
 };
 
 // The model's working for one candidate on one shape: what tests check and what a person
@@ -72,7 +80,8 @@ class SimulatedDevice : public Measurer {
 
   // One result per input: the noise-scaled model latency for every instance, or the status
   // that keeps the candidate from running (kCompileError, kDeviceLimitsExceeded, kLaunchError
-  // for a launch plan that cannot be launched). Never throws for a candidate.
+  // for a launch plan that cannot be launched). Never throws for a candidate; throws
+  // EnvironmentError once past options.fail_after_calls.
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override;
 
   // The noise-free model for one shape. input.op must be set; for a conv2d op the shape should
@@ -89,6 +98,7 @@ class SimulatedDevice : public Measurer {
  private:
   GpuSpec gpu_;
   SimulatedDeviceOptions options_;
+  int calls_ = 0;  // measure() calls so far
 };
 
 }  // namespace dietcode

@@ -16,7 +16,9 @@
 //
 // Determinism: for a seed, and a Measurer that is a function of its input (the simulated
 // device), the log's content is the same on every run apart from timestamps, unless the
-// time budget cuts the run short.
+// time budget cuts the run short; measuring on several devices at once (SearchEnvironment::
+// pool) changes only when results arrive, never the log, whose lines are committed in job
+// order.
 #pragma once
 
 #include <cstdint>

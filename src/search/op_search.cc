@@ -11,6 +11,7 @@
 
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
+#include "measure/measure_pool.h"
 #include "nvrtc/stable_hash.h"
 #include "search/candidate_selection.h"
 
@@ -133,24 +134,31 @@ void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indi
   if (!e.failed && !measured.empty()) model_->learn(e, measured);
 }
 
-void OpSearch::measure_ready(std::vector<MeasureInput>& inputs,
+void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
                              const std::vector<std::vector<size_t>>& indices, RoundReport& report,
                              const std::function<void()>& on_batch) {
   // Kernels compiled in this round are measured even past the deadline: measuring is the
-  // cheap part, and without it the compiling was for nothing.
-  const size_t batch = size_t(std::max(options_.measure_batch, 1));
-  for (size_t begin = 0; begin < inputs.size(); begin += batch) {
-    const size_t end = std::min(inputs.size(), begin + batch);
-    std::vector<MeasureInput> chunk(inputs.begin() + std::ptrdiff_t(begin),
-                                    inputs.begin() + std::ptrdiff_t(end));
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<MeasureResult> results = env_.measurer->measure(chunk);
-    stats_.measure_seconds += seconds_since(start);
-    if (results.size() != chunk.size())
-      throw std::logic_error(
-          fmt::format("measurer returned {} results for {} inputs", results.size(), chunk.size()));
-    for (size_t j = 0; j < chunk.size(); ++j) {
-      record(chunk[j], indices[begin + j], results[j]);
+  // cheap part, and without it the compiling was for nothing. Results are recorded in input
+  // order, job after job, whatever order they arrive in, so neither the log nor the search's
+  // next decisions depend on how many devices there are or how fast each is. Jobs are smaller
+  // when there are more devices than full jobs, so that every device gets work; a job's size
+  // changes how a real GPU interleaves its kernels, not what the log says of them.
+  size_t batch = size_t(std::max(options_.measure_batch, 1));
+  if (env_.pool && env_.pool->size() > 1)
+    batch = std::min(batch, std::max<size_t>(1, (inputs.size() + env_.pool->size() - 1) /
+                                                    env_.pool->size()));
+  std::vector<std::vector<MeasureInput>> jobs;
+  for (size_t begin = 0; begin < inputs.size(); begin += batch)
+    jobs.emplace_back(inputs.begin() + std::ptrdiff_t(begin),
+                      inputs.begin() + std::ptrdiff_t(std::min(inputs.size(), begin + batch)));
+  double committing = 0;  // log writes and learning, not measuring
+  auto commit = [&](size_t job, std::vector<MeasureResult>& results) {
+    const auto begin = std::chrono::steady_clock::now();
+    if (results.size() != jobs[job].size())
+      throw std::logic_error(fmt::format("measurer returned {} results for {} inputs",
+                                         results.size(), jobs[job].size()));
+    for (size_t j = 0; j < results.size(); ++j) {
+      record(jobs[job][j], indices[job * batch + j], results[j]);
       if (results[j].status == MeasureStatus::kOk) {
         ++report.measured;
         ++stats_.measured_kernels;
@@ -159,8 +167,19 @@ void OpSearch::measure_ready(std::vector<MeasureInput>& inputs,
         ++stats_.failed_kernels;
       }
     }
+    committing += seconds_since(begin);
     if (on_batch) on_batch();
+  };
+  const auto start = std::chrono::steady_clock::now();
+  if (env_.pool) {
+    env_.pool->run(jobs, commit);
+  } else {
+    for (size_t job = 0; job < jobs.size(); ++job) {
+      std::vector<MeasureResult> results = env_.measurer->measure(jobs[job]);
+      commit(job, results);
+    }
   }
+  stats_.measure_seconds += std::max(0.0, seconds_since(start) - committing);
 }
 
 RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,

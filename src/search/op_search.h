@@ -8,7 +8,9 @@
 //   compile   in parallel through the kernel cache; failures and spills are recorded
 //             (compile_step.h); a binary seen before is skipped
 //   measure   each compiled kernel on many instances at once (all of them for up to
-//             max_instances_per_kernel); every result goes to the log as it arrives
+//             max_instances_per_kernel), in jobs of measure_batch kernels, on one GPU or on
+//             several at once (measure_pool.h); every job's results go to the log as soon as
+//             every earlier job's have, so the log's order never depends on timing
 //   learn     the measurements feed the cost model, which is retrained for the next round.
 //
 // The log is the state: resume_from() rebuilds the book and warm-starts the model from earlier
@@ -41,10 +43,16 @@
 
 namespace dietcode {
 
+class MeasurePool;  // measure/measure_pool.h
+
 // What the search compiles with, measures on and writes to; nothing here is owned.
 struct SearchEnvironment {
   Compiler* compiler = nullptr;
   Measurer* measurer = nullptr;
+  // Several GPUs of one host (measure_pool.h): when set, a round's jobs are measured there,
+  // and committed in job order, instead of one after another on `measurer`. Either way the
+  // log gets the same lines in the same order.
+  MeasurePool* pool = nullptr;
   TuningLogWriter* log = nullptr;  // null: results are kept in memory only
   GpuSpec gpu;                     // the limits of the device measured on
   DeviceIdentity device;
@@ -143,7 +151,7 @@ class OpSearch {
   // indices of input.instances.
   void record(const MeasureInput& input, const std::vector<size_t>& indices,
               const MeasureResult& result);
-  void measure_ready(std::vector<MeasureInput>& inputs,
+  void measure_ready(const std::vector<MeasureInput>& inputs,
                      const std::vector<std::vector<size_t>>& indices, RoundReport& report,
                      const std::function<void()>& on_batch);
 

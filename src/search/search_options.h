@@ -57,7 +57,8 @@ struct JointSearchOptions {
   // on a sample: half where it is predicted to gain most, half drawn by priority.
   size_t max_instances_per_kernel = 256;
   // Kernels per Measurer::measure() call: enough to interleave a few candidates on a real
-  // GPU, few enough that a killed run loses little (results are logged per call).
+  // GPU, few enough that a killed run loses little (results are logged per call). On several
+  // GPUs a call is one job, smaller when there are more GPUs than jobs (op_search.cc).
   int measure_batch = 4;
 
   int jobs = 0;       // parallel compiles; 0: one per core

@@ -5,6 +5,7 @@
 // products. Plus the parts: selection, targeting, durations, early stopping, binaries.
 #include "search/joint_search.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +22,8 @@
 #include <thread>
 
 #include "codegen/generated_kernel.h"
+#include "common/error.h"
+#include "measure/measure_pool.h"
 #include "measure/simulated_device.h"
 #include "search/budget.h"
 #include "search/candidate_selection.h"
@@ -143,10 +146,12 @@ class JointSearchTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  SearchEnvironment environment(Measurer& measurer, TuningLogWriter* log) {
+  SearchEnvironment environment(Measurer& measurer, TuningLogWriter* log,
+                                MeasurePool* pool = nullptr) {
     SearchEnvironment env;
     env.compiler = &compiler_;
     env.measurer = &measurer;
+    env.pool = pool;
     env.log = log;
     env.gpu = h100();
     env.device = measurer.device();
@@ -155,11 +160,11 @@ class JointSearchTest : public ::testing::Test {
   }
 
   JointSearchResult run(Measurer& measurer, const JointSearchOptions& options,
-                        const std::string& log_path = "") {
+                        const std::string& log_path = "", MeasurePool* pool = nullptr) {
     std::unique_ptr<TuningLogWriter> writer;
     if (!log_path.empty()) writer = std::make_unique<TuningLogWriter>(log_path);
     JointSearch search(
-        workload_, {&workload_.ops[0]}, environment(measurer, writer.get()), options,
+        workload_, {&workload_.ops[0]}, environment(measurer, writer.get(), pool), options,
         [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
     if (!log_path.empty()) {
       ResumeState state = read_log_for_resume(log_path, workload_.name, measurer.device());
@@ -288,6 +293,86 @@ TEST_F(JointSearchTest, SameSeedSameLogAndEveryPairMeasuredOnce) {
   CountingDevice c(h100());
   run(c, options, (dir_ / "c.jsonl").string());
   EXPECT_NE(la, lines_without_timestamps((dir_ / "c.jsonl").string()));
+}
+
+// Simulated devices (test doubles) of different speeds, for several-device runs.
+std::vector<std::unique_ptr<SimulatedDevice>> simulated_host(const std::vector<double>& delay_ms,
+                                                             const std::vector<int>& fail_after) {
+  std::vector<std::unique_ptr<SimulatedDevice>> host;
+  for (size_t d = 0; d < delay_ms.size(); ++d) {
+    SimulatedDeviceOptions o;
+    o.noise_sigma = 0.05;
+    o.seed = 3;
+    o.ordinal = int(d);
+    o.delay_seconds = delay_ms[d] / 1000;
+    o.fail_after_calls = fail_after[d];
+    host.push_back(std::make_unique<SimulatedDevice>(h100(), o));
+  }
+  return host;
+}
+
+std::vector<PoolDevice> members(const std::vector<std::unique_ptr<SimulatedDevice>>& host) {
+  std::vector<PoolDevice> out;
+  for (size_t d = 0; d < host.size(); ++d) out.push_back({int(d), host[d].get()});
+  return out;
+}
+
+TEST_F(JointSearchTest, SeveralDevicesWriteTheLogOneDeviceWritesWhateverTheirSpeed) {
+  JointSearchOptions options;
+  options.budget.trials_per_op = 40;
+  options.seed = 3;
+  auto one = simulated_host({0}, {-1});
+  run(*one[0], options, (dir_ / "one.jsonl").string());
+  const std::vector<std::string> reference =
+      lines_without_timestamps((dir_ / "one.jsonl").string());
+  ASSERT_GT(reference.size(), 100u);
+
+  // The fast device dies on its first job, which goes to another one. The first round has four
+  // jobs and the other two devices are slow, so one of the four is the fast device's.
+  auto three = simulated_host({20, 0, 20}, {-1, 0, -1});
+  {
+    MeasurePool pool(members(three));
+    run(*three[0], options, (dir_ / "three.jsonl").string(), &pool);
+    EXPECT_TRUE(pool.stats()[1].failed);
+    EXPECT_EQ(pool.stats()[1].jobs, 0);
+  }
+  EXPECT_EQ(lines_without_timestamps((dir_ / "three.jsonl").string()), reference);
+
+  // Other speeds, other arrival orders: the same log. Eight devices for a round of 16
+  // kernels: jobs of two, so that every device can get one.
+  auto eight = simulated_host({2, 1, 3, 1, 2, 1, 3, 2}, std::vector<int>(8, -1));
+  {
+    MeasurePool pool(members(eight));
+    run(*eight[0], options, (dir_ / "eight.jsonl").string(), &pool);
+    size_t jobs = 0, kernels = 0;
+    for (const PoolDeviceStats& s : pool.stats()) jobs += size_t(s.jobs), kernels += s.inputs;
+    EXPECT_GE(jobs * 2, kernels) << "jobs of more than two kernels";
+  }
+  EXPECT_EQ(lines_without_timestamps((dir_ / "eight.jsonl").string()), reference);
+}
+
+TEST_F(JointSearchTest, LosingEveryDeviceStopsTheRunWithAPrefixOfTheLog) {
+  JointSearchOptions options;
+  options.budget.trials_per_op = 40;
+  options.seed = 3;
+  auto one = simulated_host({0}, {-1});
+  run(*one[0], options, (dir_ / "one.jsonl").string());
+  const std::vector<std::string> reference =
+      lines_without_timestamps((dir_ / "one.jsonl").string());
+
+  auto failing = simulated_host({1, 2}, {3, 2});
+  MeasurePool pool(members(failing));
+  try {
+    run(*failing[0], options, (dir_ / "lost.jsonl").string(), &pool);
+    FAIL() << "expected EnvironmentError";
+  } catch (const EnvironmentError& e) {
+    EXPECT_THAT(std::string(e.what()),
+                ::testing::StartsWith("every one of the 2 GPUs failed; the last: simulated GPU "));
+  }
+  const std::vector<std::string> lost = lines_without_timestamps((dir_ / "lost.jsonl").string());
+  ASSERT_FALSE(lost.empty());
+  ASSERT_LT(lost.size(), reference.size());
+  EXPECT_TRUE(std::equal(lost.begin(), lost.end(), reference.begin()));
 }
 
 TEST_F(JointSearchTest, ResumingContinuesTheBudgetWithoutMeasuringAPairTwice) {
