@@ -5,7 +5,6 @@
 // (DIETCODE_EXPECT_SMEM/THREADS) run too. Prints registers and compile time per kernel.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <map>
 #include <string>
 
@@ -13,6 +12,7 @@
 #include "codegen/template_source.h"
 #include "common/paths.h"
 #include "nvrtc/dense_f32_nvrtc.h"
+#include "nvrtc/gemm_f32_compile_check.h"
 
 namespace dietcode {
 namespace {
@@ -39,26 +39,8 @@ struct Case {
 
 // Compiles for both archs, asserts success and no spills in either entry.
 void compile_case(const Case& c) {
-  SCOPED_TRACE(c.label);
-  const GeneratedKernel kernel =
-      generate_kernel(dense_op(c.n, c.k, c.epilogue), MicroKernel{"dense_f32", c.params});
-  for (const std::string arch : {"sm_80", "sm_90"}) {
-    const auto build = testing::nvrtc_build("dense_f32.cu", kernel.source, kernel.options, arch);
-    ASSERT_TRUE(build.ok) << arch << "\n" << build.log;
-    std::vector<std::string> entries{kernel.plan.entry};
-    if (!kernel.plan.reduce_entry.empty()) entries.push_back(kernel.plan.reduce_entry);
-    for (const auto& entry : entries) {
-      const KernelResources* r = build.entry(entry);
-      ASSERT_NE(r, nullptr) << arch << ": no ptxas report for " << entry << "\n" << build.log;
-      EXPECT_EQ(r->spill_stores, 0) << arch << " " << entry;
-      EXPECT_EQ(r->spill_loads, 0) << arch << " " << entry;
-      EXPECT_GT(r->registers, 0);
-      EXPECT_LE(r->registers, 255);
-    }
-    const KernelResources* main = build.entry(kernel.plan.entry);
-    std::printf("%-44s %s  %3d registers  %6.3f s\n", c.label.c_str(), arch.c_str(),
-                main->registers, build.seconds);
-  }
+  testing::compile_and_check(
+      c.label, generate_kernel(dense_op(c.n, c.k, c.epilogue), MicroKernel{"dense_f32", c.params}));
 }
 
 std::map<std::string, int> tile(int wm, int wn, int thm, int tm, int tn, int bk, int vec,
