@@ -1,7 +1,7 @@
 // Building blocks of the tensor-core templates (dense_tc.cu, dense_wgmma.cu): the tunables
 // both take (DTYPE, EPILOGUE, SPLITK), the 16-bit element type, conversions, the fused
 // epilogue, inline PTX for cp.async, ldmatrix and mma.sync, and the entries' common plumbing
-// (problem sizes, split-K slices, output stores, the split-K reduction). No CUDA headers:
+// (problem sizes, output stores, the split-K reduction). No CUDA headers:
 // NVRTC compiles this with nothing but the toolkit's builtins, which keeps a compile at a
 // fraction of a second.
 //
@@ -258,7 +258,7 @@ struct OutputStore {
   }
 };
 
-// ---- Problem sizes and K slices ------------------------------------------------------------
+// ---- Problem sizes ------------------------------------------------------------------------
 // N and K are compile-time constants when the variant fixes them (STATIC_N, STATIC_K); inlined,
 // the constant folds into the index arithmetic just as a constexpr local would.
 __device__ __forceinline__ int problem_n(const DietcodeArgs& args) {
@@ -277,23 +277,6 @@ __device__ __forceinline__ int problem_k(const DietcodeArgs& args) {
 #else
   return (int)args.k;
 #endif
-}
-
-// The part of K that split-K slice `split` of kSplitK sums, in whole kBK-deep tiles: the
-// trailing slices may be empty (num_tiles 0).
-struct KSlice {
-  int begin, end, num_tiles;
-};
-
-template <int kBK, int kSplitK>
-__device__ __forceinline__ KSlice k_slice(int k, int split) {
-  const int k_tiles = (k + kBK - 1) / kBK;
-  const int tiles_per_split = (k_tiles + kSplitK - 1) / kSplitK;
-  KSlice s;
-  s.begin = split * tiles_per_split * kBK;
-  s.end = min(k, s.begin + tiles_per_split * kBK);
-  s.num_tiles = s.begin < k ? (s.end - s.begin + kBK - 1) / kBK : 0;
-  return s;
 }
 
 // ---- Split-K reduction ---------------------------------------------------------------------

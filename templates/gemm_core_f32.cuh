@@ -299,20 +299,6 @@ __device__ __forceinline__ int fragment_offset(int i, int lane_pos) {
   return (i / F) * THREADS * F + lane_pos * F + i % F;
 }
 
-// The K slice of one split, in whole BK tiles; trailing splits may be empty.
-struct KSlice {
-  int begin, end, num_tiles;
-};
-__device__ __forceinline__ KSlice k_slice(int k, int split) {
-  const int k_tiles = (k + BK - 1) / BK;
-  const int tiles_per_split = (k_tiles + SPLITK - 1) / SPLITK;
-  KSlice s;
-  s.begin = split * tiles_per_split * BK;
-  s.end = min(k, s.begin + tiles_per_split * BK);
-  s.num_tiles = s.begin < k ? (s.end - s.begin + BK - 1) / BK : 0;
-  return s;
-}
-
 // The main loop for one output tile: acc += A[tile rows, slice] . B[tile columns, slice]^T.
 template <class TileA, class TileB>
 __device__ __forceinline__ void mainloop(TileA& ta, TileB& tb, const KSlice& s, float* smem,
@@ -403,7 +389,7 @@ __device__ __forceinline__ void gemm_block(const DietcodeArgs& args, float* smem
 
   const int batch = block_batch();
   const int split = block_split();
-  const KSlice slice = k_slice(k, split);
+  const KSlice slice = k_slice<BK, SPLITK>(k, split);
   const int n0 = blockIdx.x * kBN;
   tb.begin_tile(n0, n - n0, tid);
 
