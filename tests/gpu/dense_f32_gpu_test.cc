@@ -16,12 +16,14 @@
 
 #include "gpu/gemm_gpu_util.h"
 #include "measure/cpu_reference.h"
+#include "nvrtc/simt_tile_params.h"
 
 namespace dietcode {
 namespace {
 
 using testing::CompiledKernel;
 using testing::GpuBuffer;
+using testing::simt_tile;
 using testing::test_gpu;
 
 OpSpec dense_op(int64_t n, int64_t k, bool static_dims, Epilogue epilogue) {
@@ -37,24 +39,17 @@ OpSpec dense_op(int64_t n, int64_t k, bool static_dims, Epilogue epilogue) {
   return op;
 }
 
-std::map<std::string, int> tile(int wm, int wn, int thm, int tm, int tn, int bk, int vec,
-                                int stages, int split) {
-  return {{"WARPS_M", wm},    {"WARPS_N", wn},  {"THREADS_M", thm}, {"THREADS_N", 32 / thm},
-          {"TM", tm},         {"TN", tn},       {"BK", bk},         {"VEC", vec},
-          {"STAGES", stages}, {"SPLITK", split}};
-}
-
 // The sampled micro-kernels.
 const std::vector<std::pair<std::string, std::map<std::string, int>>>& samples() {
   static const std::vector<std::pair<std::string, std::map<std::string, int>>> s = {
       {"defaults 128x128 stages2 vec4", {}},
-      {"128x128 bk16 cp.async3", tile(4, 2, 4, 8, 8, 16, 1, 3, 1)},
-      {"64x32 bk8 single-buffer vec2", tile(2, 2, 4, 8, 2, 8, 2, 1, 1)},
-      {"16x64 bk16 vec4 splitk4", tile(1, 2, 4, 4, 4, 16, 4, 2, 4)},
-      {"4x32 bk8 vec2 single splitk2", tile(1, 1, 2, 2, 2, 8, 2, 1, 2)},
-      {"12x96 tm6 tn3 cp.async4 splitk3", tile(1, 2, 2, 6, 3, 16, 1, 4, 3)},
-      {"256x128 512thr cp.async3", tile(4, 4, 8, 8, 8, 16, 1, 3, 1)},
-      {"16x32 bk32 cp.async3 splitk16", tile(1, 1, 4, 4, 4, 32, 1, 3, 16)},
+      {"128x128 bk16 cp.async3", simt_tile(4, 2, 4, 8, 8, 16, 1, 3, 1)},
+      {"64x32 bk8 single-buffer vec2", simt_tile(2, 2, 4, 8, 2, 8, 2, 1, 1)},
+      {"16x64 bk16 vec4 splitk4", simt_tile(1, 2, 4, 4, 4, 16, 4, 2, 4)},
+      {"4x32 bk8 vec2 single splitk2", simt_tile(1, 1, 2, 2, 2, 8, 2, 1, 2)},
+      {"12x96 tm6 tn3 cp.async4 splitk3", simt_tile(1, 2, 2, 6, 3, 16, 1, 4, 3)},
+      {"256x128 512thr cp.async3", simt_tile(4, 4, 8, 8, 8, 16, 1, 3, 1)},
+      {"16x32 bk32 cp.async3 splitk16", simt_tile(1, 1, 4, 4, 4, 32, 1, 3, 16)},
   };
   return s;
 }
