@@ -240,8 +240,8 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
   elem_t* smem = reinterpret_cast<elem_t*>(dc_smem);
 
   const int m = (int)args.m;
-  const int n = problem_n(args);
-  const int k = problem_k(args);
+  const int n = extent_n(args);
+  const int k = extent_k(args);
 
   const int tid = threadIdx.x;
   const int warp = tid >> 5, lane = tid & 31;

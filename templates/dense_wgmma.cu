@@ -170,8 +170,8 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   auto empty_bar = [&](int s) { return bars + 8u * (STAGES + s); };
 
   const int m = (int)args.m;
-  const int n = problem_n(args);
-  const int k = problem_k(args);
+  const int n = extent_n(args);
+  const int k = extent_k(args);
   const bool k_aligned = k % 8 == 0;
 
   const int tid = threadIdx.x;

@@ -1,9 +1,8 @@
 // Building blocks of the tensor-core templates (dense_tc.cu, dense_wgmma.cu): the tunables
 // both take (DTYPE, EPILOGUE, SPLITK), the 16-bit element type, conversions, the fused
 // epilogue, inline PTX for cp.async, ldmatrix and mma.sync, and the entries' common plumbing
-// (problem sizes, output stores, the split-K reduction). No CUDA headers:
-// NVRTC compiles this with nothing but the toolkit's builtins, which keeps a compile at a
-// fraction of a second.
+// (output stores, the split-K reduction). No CUDA headers: NVRTC compiles this with nothing but
+// the toolkit's builtins, which keeps a compile at a fraction of a second.
 //
 // DTYPE selects the element type: 1 = IEEE binary16 (f16), 2 = bfloat16. Elements travel as raw
 // 16-bit patterns (elem_t); arithmetic is fp32 (mma accumulates in fp32, the epilogue runs in
@@ -20,6 +19,7 @@
 #define DIETCODE_TC_H_
 
 #include "dietcode_args.h"
+#include "dietcode_extents.h"
 #include "dietcode_splitk.h"
 
 #ifndef DTYPE
@@ -257,27 +257,6 @@ struct OutputStore {
     }
   }
 };
-
-// ---- Problem sizes ------------------------------------------------------------------------
-// N and K are compile-time constants when the variant fixes them (STATIC_N, STATIC_K); inlined,
-// the constant folds into the index arithmetic just as a constexpr local would.
-__device__ __forceinline__ int problem_n(const DietcodeArgs& args) {
-#ifdef STATIC_N
-  (void)args;
-  return STATIC_N;
-#else
-  return (int)args.n;
-#endif
-}
-
-__device__ __forceinline__ int problem_k(const DietcodeArgs& args) {
-#ifdef STATIC_K
-  (void)args;
-  return STATIC_K;
-#else
-  return (int)args.k;
-#endif
-}
 
 // ---- Split-K reduction ---------------------------------------------------------------------
 // Y = epilogue(sum of the kSplitK fp32 slices in slice order), rounded to the element type;

@@ -112,6 +112,7 @@
 #error "cp.async (STAGES >= 3) needs sm_80 or newer"
 #endif
 
+#include "dietcode_extents.h"
 #include "dietcode_splitk.h"
 
 namespace dc {
@@ -142,30 +143,6 @@ static_assert(kSmemBytes == DIETCODE_EXPECT_SMEM, "launch plan disagrees on shar
 #ifdef DIETCODE_EXPECT_THREADS
 static_assert(kThreads == DIETCODE_EXPECT_THREADS, "launch plan disagrees on threads");
 #endif
-
-// GEMM extents: compile-time constants when generated with STATIC_*, else the arguments'.
-// Inlined, so a constant folds through every use.
-__device__ __forceinline__ int extent_m(const DietcodeArgs& args) {
-#ifdef STATIC_M
-  return STATIC_M;
-#else
-  return (int)args.m;
-#endif
-}
-__device__ __forceinline__ int extent_n(const DietcodeArgs& args) {
-#ifdef STATIC_N
-  return STATIC_N;
-#else
-  return (int)args.n;
-#endif
-}
-__device__ __forceinline__ int extent_k(const DietcodeArgs& args) {
-#ifdef STATIC_K
-  return STATIC_K;
-#else
-  return (int)args.k;
-#endif
-}
 
 // The batch element and K slice of this block: grid z is batch * SPLITK.
 __device__ __forceinline__ int block_batch() { return blockIdx.z / SPLITK; }
