@@ -146,6 +146,23 @@ std::string launch_dense(const CompiledKernel& k, const GpuBuffer& x, const GpuB
   return launch_and_wait(k, args, GemmShape{1, M, N, K});
 }
 
+std::string dense_runs_agree_bitwise(const CompiledKernel& k, const GpuBuffer& x,
+                                     const GpuBuffer& w, const GpuBuffer& bias, int64_t M,
+                                     int64_t N, int64_t K, size_t element_bytes) {
+  const size_t bytes = size_t(M * N) * element_bytes;
+  GpuBuffer y;
+  if (auto e = y.reserve(bytes); !e.empty()) return e;
+  std::vector<unsigned char> first(bytes), again(bytes);
+  for (int run = 0; run < 3; ++run) {
+    if (auto e = launch_dense(k, x, w, bias, y, M, N, K); !e.empty()) return e;
+    if (auto e = y.download_bytes(run == 0 ? first.data() : again.data(), bytes); !e.empty())
+      return e;
+    if (run > 0 && std::memcmp(first.data(), again.data(), bytes) != 0)
+      return "run " + std::to_string(run) + " differs from run 0";
+  }
+  return "";
+}
+
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

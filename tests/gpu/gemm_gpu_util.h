@@ -78,6 +78,12 @@ std::string launch_dense(const CompiledKernel& k, const GpuBuffer& x, const GpuB
                          const GpuBuffer& bias, const GpuBuffer& y, int64_t M, int64_t N,
                          int64_t K);
 
+// Runs a dense kernel three times into one output; "" when every run wrote the same
+// M * N * element_bytes bytes as the first, else what differed or went wrong.
+std::string dense_runs_agree_bitwise(const CompiledKernel& k, const GpuBuffer& x,
+                                     const GpuBuffer& w, const GpuBuffer& bias, int64_t M,
+                                     int64_t N, int64_t K, size_t element_bytes);
+
 std::vector<float> random_floats(size_t n, uint32_t seed);
 
 }  // namespace dietcode::testing
