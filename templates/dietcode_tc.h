@@ -44,6 +44,8 @@
 #error "the tensor-core templates need sm_80 or newer (bf16 mma, cp.async, ldmatrix)"
 #endif
 
+#include "dietcode_activation.h"
+
 namespace dc {
 
 typedef unsigned short elem_t;  // the raw bits of one f16 or bf16 element
@@ -99,12 +101,7 @@ __device__ __forceinline__ float apply_epilogue(float v, float bias_value) {
 #else
   (void)bias_value;
 #endif
-#if EPILOGUE == 2 || EPILOGUE == 3
-  v = fmaxf(v, 0.0f);
-#elif EPILOGUE == 4 || EPILOGUE == 5
-  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-#endif
-  return v;
+  return activate(v);
 }
 
 __device__ __forceinline__ float bias_at(const elem_t* __restrict__ bias, int n) {

@@ -112,6 +112,7 @@
 #error "cp.async (STAGES >= 3) needs sm_80 or newer"
 #endif
 
+#include "dietcode_activation.h"
 #include "dietcode_extents.h"
 #include "dietcode_splitk.h"
 
@@ -153,12 +154,7 @@ __device__ __forceinline__ float apply_epilogue(float v, const float* __restrict
 #if EPILOGUE == 1 || EPILOGUE == 3 || EPILOGUE == 5
   v += bias[n];
 #endif
-#if EPILOGUE == 2 || EPILOGUE == 3
-  v = fmaxf(v, 0.0f);
-#elif EPILOGUE == 4 || EPILOGUE == 5
-  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-#endif
-  return v;
+  return activate(v);
 }
 
 // ---- cp.async (sm_80+) ----------------------------------------------------------------------
