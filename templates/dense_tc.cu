@@ -33,6 +33,7 @@
 #include "dietcode_tc.h"
 
 // ---- Tunables (each has a default so the file compiles on its own) ------------------------
+// DTYPE, EPILOGUE and SPLITK, which both tensor-core templates take, are in dietcode_tc.h.
 #ifndef WARPS_M
 #define WARPS_M 2
 #endif
@@ -51,9 +52,6 @@
 #ifndef STAGES
 #define STAGES 3
 #endif
-#ifndef SPLITK
-#define SPLITK 1
-#endif
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
@@ -69,9 +67,6 @@
 #endif
 #if STAGES < 2 || STAGES > 4
 #error "STAGES must be 2, 3 or 4"
-#endif
-#if SPLITK < 1 || SPLITK > 16
-#error "SPLITK must be in 1..16"
 #endif
 #if MIN_BLOCKS < 1 || MIN_BLOCKS > 4
 #error "MIN_BLOCKS must be in 1..4"
@@ -197,7 +192,7 @@ struct Problem {
   const elem_t* b;     // W rows of the tile's first row
   int k;               // row pitch of both operands
   int m_left, n_left;  // rows of X and W from the tile origin on
-  int k_begin, k_end, num_tiles;
+  KSlice slice;        // this split's part of K
   bool k_aligned;
 };
 
@@ -209,24 +204,24 @@ __device__ __forceinline__ void mainloop(const Problem& p, elem_t* smem, int tid
   elem_t* Bs = smem + STAGES * kStageA;
   const unsigned as = shared_address(As), bs = shared_address(Bs);
   auto load = [&](int stage, int tile) {
-    const int k0 = p.k_begin + tile * BK;
+    const int k0 = p.slice.begin + tile * BK;
     TileLoad<kBM>::async(as + stage * kStageA * 2, As + stage * kStageA, p.a, p.m_left, p.k, k0,
-                         p.k_end, p.k_aligned, tid);
+                         p.slice.end, p.k_aligned, tid);
     TileLoad<kBN>::async(bs + stage * kStageB * 2, Bs + stage * kStageB, p.b, p.n_left, p.k, k0,
-                         p.k_end, p.k_aligned, tid);
+                         p.slice.end, p.k_aligned, tid);
   };
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < p.num_tiles) load(s, s);
+    if (s < p.slice.num_tiles) load(s, s);
     cp_async_commit();  // empty groups keep the wait count below uniform
   }
   int read_stage = 0;
   int write_stage = STAGES - 1;
 #pragma unroll 1
-  for (int t = 0; t < p.num_tiles; ++t) {
+  for (int t = 0; t < p.slice.num_tiles; ++t) {
     cp_async_wait<STAGES - 2>();  // this thread's copies of tile t have landed
     __syncthreads();              // everyone's have; and tile t-1's buffer is free again
-    if (t + STAGES - 1 < p.num_tiles) load(write_stage, t + STAGES - 1);
+    if (t + STAGES - 1 < p.slice.num_tiles) load(write_stage, t + STAGES - 1);
     cp_async_commit();
     compute_stage(a_lane + read_stage * kStageA * 2, b_lane + read_stage * kStageB * 2, a_x, b_x,
                   acc);
@@ -245,16 +240,8 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
   elem_t* smem = reinterpret_cast<elem_t*>(dc_smem);
 
   const int m = (int)args.m;
-#ifdef STATIC_N
-  constexpr int n = STATIC_N;
-#else
-  const int n = (int)args.n;
-#endif
-#ifdef STATIC_K
-  constexpr int k = STATIC_K;
-#else
-  const int k = (int)args.k;
-#endif
+  const int n = extent_n(args);
+  const int k = extent_k(args);
 
   const int tid = threadIdx.x;
   const int warp = tid >> 5, lane = tid & 31;
@@ -280,20 +267,10 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
   p.b = static_cast<const elem_t*>(args.b) + batch * args.stride_b + (long long)n0 * k;
   p.n_left = n - n0;
   p.k_aligned = k % 8 == 0;
-  // The K slice of this split, in whole BK tiles; trailing splits may be empty.
-  const int k_tiles = (k + BK - 1) / BK;
-  const int tiles_per_split = (k_tiles + SPLITK - 1) / SPLITK;
-  p.k_begin = split * tiles_per_split * BK;
-  p.k_end = min(k, p.k_begin + tiles_per_split * BK);
-  p.num_tiles = p.k_begin < k ? (p.k_end - p.k_begin + BK - 1) / BK : 0;
+  p.slice = k_slice<BK, SPLITK>(k, split);
 
   const elem_t* a_base = static_cast<const elem_t*>(args.a) + batch * args.stride_a;
-  const elem_t* bias = static_cast<const elem_t*>(args.bias);
-  float* partial =
-      SPLITK > 1 ? static_cast<float*>(args.workspace) + (long long)(batch * SPLITK + split) * m * n
-                 : nullptr;
-  elem_t* out = static_cast<elem_t*>(args.c) + batch * args.stride_c;
-  const bool packed_ok = n % 2 == 0;
+  const OutputStore<SPLITK> store(args, batch, split, m, n);
 
   const int m_tiles = (m + kBM - 1) / kBM;
   for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
@@ -321,15 +298,7 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
 #pragma unroll
         for (int j = 0; j < kMmaN; ++j) {
           const int col = n0 + warp_n * WN + j * 8 + (lane & 3) * 2;
-          const float v0 = acc[i][j][half * 2], v1 = acc[i][j][half * 2 + 1];
-          if (SPLITK > 1) {
-            store_partial_pair(partial, row_offset, col, n, packed_ok, v0, v1);
-          } else if (col < n) {
-            const float b0 = bias_at(bias, col);
-            const float b1 = col + 1 < n ? bias_at(bias, col + 1) : 0.0f;
-            store_pair(out, row_offset, col, n, packed_ok, apply_epilogue(v0, b0),
-                       apply_epilogue(v1, b1));
-          }
+          store.pair(row_offset, col, acc[i][j][half * 2], acc[i][j][half * 2 + 1]);
         }
       }
     __syncthreads();  // the next M tile reuses shared memory
@@ -338,9 +307,5 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
 
 // Split-K reduction (launched only when SPLITK > 1): see dc::reduce_partials.
 extern "C" __global__ void __launch_bounds__(256) dietcode_dense_tc_reduce(DietcodeArgs args) {
-#ifdef STATIC_N
-  dc::reduce_partials<SPLITK>(args, STATIC_N);
-#else
-  dc::reduce_partials<SPLITK>(args, args.n);
-#endif
+  dc::reduce_partials<SPLITK>(args);
 }

@@ -32,6 +32,7 @@
 #include "dietcode_wgmma.h"
 
 // ---- Tunables (each has a default so the file compiles on its own) ------------------------
+// DTYPE, EPILOGUE and SPLITK, which both tensor-core templates take, are in dietcode_tc.h.
 #ifndef WG_M
 #define WG_M 2  // consumer warpgroups, 64 rows each
 #endif
@@ -46,9 +47,6 @@
 #endif
 #ifndef STAGES
 #define STAGES 4
-#endif
-#ifndef SPLITK
-#define SPLITK 1
 #endif
 
 #if WG_M != 1 && WG_M != 2
@@ -65,9 +63,6 @@
 #endif
 #if STAGES < 2 || STAGES > 6
 #error "STAGES must be in 2..6"
-#endif
-#if SPLITK < 1 || SPLITK > 16
-#error "SPLITK must be in 1..16"
 #endif
 
 namespace dc {
@@ -175,16 +170,8 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   auto empty_bar = [&](int s) { return bars + 8u * (STAGES + s); };
 
   const int m = (int)args.m;
-#ifdef STATIC_N
-  constexpr int n = STATIC_N;
-#else
-  const int n = (int)args.n;
-#endif
-#ifdef STATIC_K
-  constexpr int k = STATIC_K;
-#else
-  const int k = (int)args.k;
-#endif
+  const int n = extent_n(args);
+  const int k = extent_k(args);
   const bool k_aligned = k % 8 == 0;
 
   const int tid = threadIdx.x;
@@ -201,11 +188,8 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   const int batch = blockIdx.z / SPLITK;
   const int split = blockIdx.z % SPLITK;
   const int n0 = blockIdx.x * kBN;
-  const int k_tiles = (k + BK - 1) / BK;
-  const int tiles_per_split = (k_tiles + SPLITK - 1) / SPLITK;
-  const int k_begin = split * tiles_per_split * BK;
-  const int k_end = min(k, k_begin + tiles_per_split * BK);
-  const int num_tiles = k_begin < k ? (k_end - k_begin + BK - 1) / BK : 0;
+  const KSlice slice = k_slice<BK, SPLITK>(k, split);
+  const int k_begin = slice.begin, k_end = slice.end, num_tiles = slice.num_tiles;
   const int m_tiles = (m + kBM - 1) / kBM;
   Ring ring;
 
@@ -240,12 +224,7 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   const int c = wg - 1;
   const int ctid = tid - 128 * wg;  // thread in the warpgroup
   const int warp = ctid >> 5, lane = ctid & 31;
-  const elem_t* bias = static_cast<const elem_t*>(args.bias);
-  float* partial =
-      SPLITK > 1 ? static_cast<float*>(args.workspace) + (long long)(batch * SPLITK + split) * m * n
-                 : nullptr;
-  elem_t* out = static_cast<elem_t*>(args.c) + batch * args.stride_c;
-  const bool packed_ok = n % 2 == 0;
+  const OutputStore<SPLITK> store(args, batch, split, m, n);
 
   for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
     const int m0 = mt * kBM;
@@ -283,15 +262,7 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
 #pragma unroll
       for (int i = 0; i < BN / 8; ++i) {
         const int col = n0 + i * 8 + (lane & 3) * 2;
-        const float v0 = acc[4 * i + 2 * half], v1 = acc[4 * i + 2 * half + 1];
-        if (SPLITK > 1) {
-          store_partial_pair(partial, row_offset, col, n, packed_ok, v0, v1);
-        } else if (col < n) {
-          const float b0 = bias_at(bias, col);
-          const float b1 = col + 1 < n ? bias_at(bias, col + 1) : 0.0f;
-          store_pair(out, row_offset, col, n, packed_ok, apply_epilogue(v0, b0),
-                     apply_epilogue(v1, b1));
-        }
+        store.pair(row_offset, col, acc[4 * i + 2 * half], acc[4 * i + 2 * half + 1]);
       }
     }
   }
@@ -299,9 +270,5 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
 
 // Split-K reduction (launched only when SPLITK > 1): see dc::reduce_partials.
 extern "C" __global__ void __launch_bounds__(256) dietcode_dense_wgmma_reduce(DietcodeArgs args) {
-#ifdef STATIC_N
-  dc::reduce_partials<SPLITK>(args, STATIC_N);
-#else
-  dc::reduce_partials<SPLITK>(args, args.n);
-#endif
+  dc::reduce_partials<SPLITK>(args);
 }

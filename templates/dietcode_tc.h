@@ -1,7 +1,8 @@
-// Building blocks of the tensor-core templates (dense_tc.cu, dense_wgmma.cu): the 16-bit
-// element type, conversions, the fused epilogue, and inline PTX for cp.async, ldmatrix and
-// mma.sync. No CUDA headers: NVRTC compiles this with nothing but the toolkit's builtins,
-// which keeps a compile at a fraction of a second.
+// Building blocks of the tensor-core templates (dense_tc.cu, dense_wgmma.cu): the tunables
+// both take (DTYPE, EPILOGUE, SPLITK), the 16-bit element type, conversions, the fused
+// epilogue, inline PTX for cp.async, ldmatrix and mma.sync, and the entries' common plumbing
+// (output stores, the split-K reduction). No CUDA headers: NVRTC compiles this with nothing but
+// the toolkit's builtins, which keeps a compile at a fraction of a second.
 //
 // DTYPE selects the element type: 1 = IEEE binary16 (f16), 2 = bfloat16. Elements travel as raw
 // 16-bit patterns (elem_t); arithmetic is fp32 (mma accumulates in fp32, the epilogue runs in
@@ -18,6 +19,7 @@
 #define DIETCODE_TC_H_
 
 #include "dietcode_args.h"
+#include "dietcode_extents.h"
 #include "dietcode_splitk.h"
 
 #ifndef DTYPE
@@ -26,15 +28,23 @@
 #ifndef EPILOGUE
 #define EPILOGUE 0  // 0 none, 1 bias, 2 relu, 3 bias_relu, 4 gelu (tanh form), 5 bias_gelu
 #endif
+#ifndef SPLITK
+#define SPLITK 1  // K slices, summed by the template's reduction entry
+#endif
 #if DTYPE != 1 && DTYPE != 2
 #error "DTYPE must be 1 (float16) or 2 (bfloat16)"
 #endif
 #if EPILOGUE < 0 || EPILOGUE > 5
 #error "EPILOGUE must be in 0..5"
 #endif
+#if SPLITK < 1 || SPLITK > 16
+#error "SPLITK must be in 1..16"
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "the tensor-core templates need sm_80 or newer (bf16 mma, cp.async, ldmatrix)"
 #endif
+
+#include "dietcode_activation.h"
 
 namespace dc {
 
@@ -91,12 +101,7 @@ __device__ __forceinline__ float apply_epilogue(float v, float bias_value) {
 #else
   (void)bias_value;
 #endif
-#if EPILOGUE == 2 || EPILOGUE == 3
-  v = fmaxf(v, 0.0f);
-#elif EPILOGUE == 4 || EPILOGUE == 5
-  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-#endif
-  return v;
+  return activate(v);
 }
 
 __device__ __forceinline__ float bias_at(const elem_t* __restrict__ bias, int n) {
@@ -216,11 +221,50 @@ __device__ __forceinline__ void store_partial_pair(float* __restrict__ out, long
   }
 }
 
+// Where a block's results go: with split-K, this slice's raw fp32 sums in
+// workspace[batch][kSplitK][M][N]; otherwise Y of this batch element, through the epilogue.
+template <int kSplitK>
+struct OutputStore {
+  const elem_t* bias;
+  float* partial;
+  elem_t* out;
+  int n;
+  bool packed_ok;
+
+  __device__ __forceinline__ OutputStore(const DietcodeArgs& args, int batch, int split, int m,
+                                         int n_)
+      : bias(static_cast<const elem_t*>(args.bias)),
+        partial(kSplitK > 1 ? static_cast<float*>(args.workspace) +
+                                  (long long)(batch * kSplitK + split) * m * n_
+                            : nullptr),
+        out(static_cast<elem_t*>(args.c) + batch * args.stride_c),
+        n(n_),
+        packed_ok(n_ % 2 == 0) {}
+
+  // The accumulators of columns col and col + 1 of the row at row_offset (row * N); columns
+  // past N are dropped.
+  __device__ __forceinline__ void pair(long long row_offset, int col, float v0, float v1) const {
+    if (kSplitK > 1) {
+      store_partial_pair(partial, row_offset, col, n, packed_ok, v0, v1);
+    } else if (col < n) {
+      const float b0 = bias_at(bias, col);
+      const float b1 = col + 1 < n ? bias_at(bias, col + 1) : 0.0f;
+      store_pair(out, row_offset, col, n, packed_ok, apply_epilogue(v0, b0),
+                 apply_epilogue(v1, b1));
+    }
+  }
+};
+
 // ---- Split-K reduction ---------------------------------------------------------------------
 // Y = epilogue(sum of the kSplitK fp32 slices in slice order), rounded to the element type;
-// the summing loop is shared with every template (dietcode_splitk.h). n is N.
+// the summing loop is shared with every template (dietcode_splitk.h).
 template <int kSplitK>
-__device__ __forceinline__ void reduce_partials(const DietcodeArgs& args, long long n) {
+__device__ __forceinline__ void reduce_partials(const DietcodeArgs& args) {
+#ifdef STATIC_N
+  const long long n = STATIC_N;
+#else
+  const long long n = args.n;
+#endif
   const elem_t* bias = static_cast<const elem_t*>(args.bias);
   elem_t* c = static_cast<elem_t*>(args.c);
   reduce_split_k<kSplitK>(args, args.m, n, [&](long long offset, int col, float sum) {

@@ -112,6 +112,8 @@
 #error "cp.async (STAGES >= 3) needs sm_80 or newer"
 #endif
 
+#include "dietcode_activation.h"
+#include "dietcode_extents.h"
 #include "dietcode_splitk.h"
 
 namespace dc {
@@ -143,30 +145,6 @@ static_assert(kSmemBytes == DIETCODE_EXPECT_SMEM, "launch plan disagrees on shar
 static_assert(kThreads == DIETCODE_EXPECT_THREADS, "launch plan disagrees on threads");
 #endif
 
-// GEMM extents: compile-time constants when generated with STATIC_*, else the arguments'.
-// Inlined, so a constant folds through every use.
-__device__ __forceinline__ int extent_m(const DietcodeArgs& args) {
-#ifdef STATIC_M
-  return STATIC_M;
-#else
-  return (int)args.m;
-#endif
-}
-__device__ __forceinline__ int extent_n(const DietcodeArgs& args) {
-#ifdef STATIC_N
-  return STATIC_N;
-#else
-  return (int)args.n;
-#endif
-}
-__device__ __forceinline__ int extent_k(const DietcodeArgs& args) {
-#ifdef STATIC_K
-  return STATIC_K;
-#else
-  return (int)args.k;
-#endif
-}
-
 // The batch element and K slice of this block: grid z is batch * SPLITK.
 __device__ __forceinline__ int block_batch() { return blockIdx.z / SPLITK; }
 __device__ __forceinline__ int block_split() { return blockIdx.z % SPLITK; }
@@ -176,12 +154,7 @@ __device__ __forceinline__ float apply_epilogue(float v, const float* __restrict
 #if EPILOGUE == 1 || EPILOGUE == 3 || EPILOGUE == 5
   v += bias[n];
 #endif
-#if EPILOGUE == 2 || EPILOGUE == 3
-  v = fmaxf(v, 0.0f);
-#elif EPILOGUE == 4 || EPILOGUE == 5
-  v = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-#endif
-  return v;
+  return activate(v);
 }
 
 // ---- cp.async (sm_80+) ----------------------------------------------------------------------
@@ -299,20 +272,6 @@ __device__ __forceinline__ int fragment_offset(int i, int lane_pos) {
   return (i / F) * THREADS * F + lane_pos * F + i % F;
 }
 
-// The K slice of one split, in whole BK tiles; trailing splits may be empty.
-struct KSlice {
-  int begin, end, num_tiles;
-};
-__device__ __forceinline__ KSlice k_slice(int k, int split) {
-  const int k_tiles = (k + BK - 1) / BK;
-  const int tiles_per_split = (k_tiles + SPLITK - 1) / SPLITK;
-  KSlice s;
-  s.begin = split * tiles_per_split * BK;
-  s.end = min(k, s.begin + tiles_per_split * BK);
-  s.num_tiles = s.begin < k ? (s.end - s.begin + BK - 1) / BK : 0;
-  return s;
-}
-
 // The main loop for one output tile: acc += A[tile rows, slice] . B[tile columns, slice]^T.
 template <class TileA, class TileB>
 __device__ __forceinline__ void mainloop(TileA& ta, TileB& tb, const KSlice& s, float* smem,
@@ -403,7 +362,7 @@ __device__ __forceinline__ void gemm_block(const DietcodeArgs& args, float* smem
 
   const int batch = block_batch();
   const int split = block_split();
-  const KSlice slice = k_slice(k, split);
+  const KSlice slice = k_slice<BK, SPLITK>(k, split);
   const int n0 = blockIdx.x * kBN;
   tb.begin_tile(n0, n - n0, tid);
 

@@ -39,18 +39,6 @@ std::string cuda_version_text(int version) {
   return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
 }
 
-std::vector<GpuSpec> shipped_configs() {
-  std::vector<GpuSpec> specs;
-  for (const std::string& id : list_gpu_specs()) {
-    try {
-      specs.push_back(load_gpu_spec(id));
-    } catch (const UserError&) {
-      // A config broken by a local edit is reported where it is used, not in this list.
-    }
-  }
-  return specs;
-}
-
 std::string peak_source(const GpuSpec& device, const std::vector<GpuSpec>& shipped) {
   const GpuSpec* model = match_shipped_config(device, shipped);
   return model ? "configs/gpus/" + model->id + ".json, scaled to this board's SMs and clock"

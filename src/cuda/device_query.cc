@@ -30,18 +30,6 @@ int attribute(const Driver& d, CUdevice device, CUdevice_attribute which, const 
   return value;
 }
 
-// The shipped configs that parse; one broken by a local edit must not hide the local GPU.
-std::vector<GpuSpec> shipped_configs() {
-  std::vector<GpuSpec> specs;
-  for (const std::string& id : list_gpu_specs()) {
-    try {
-      specs.push_back(load_gpu_spec(id));
-    } catch (const UserError&) {
-    }
-  }
-  return specs;
-}
-
 GpuSpec query(const Driver& d, int ordinal, const std::vector<GpuSpec>& shipped) {
   CUdevice dev = device_handle(d, ordinal);
   GpuSpec s;

@@ -2,7 +2,21 @@
 
 #include <cctype>
 
+#include "common/error.h"
+
 namespace dietcode {
+
+std::vector<GpuSpec> shipped_configs() {
+  std::vector<GpuSpec> specs;
+  for (const std::string& id : list_gpu_specs()) {
+    try {
+      specs.push_back(load_gpu_spec(id));
+    } catch (const UserError&) {
+      // Skipped: see the header.
+    }
+  }
+  return specs;
+}
 
 namespace {
 

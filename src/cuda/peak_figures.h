@@ -12,6 +12,10 @@
 
 namespace dietcode {
 
+// The shipped configs (configs/gpus) that parse. One broken by a local edit is skipped here, so
+// it cannot hide the local GPU, and reported where it is used by id.
+std::vector<GpuSpec> shipped_configs();
+
 // The shipped config describing the same GPU model as `device` (same compute capability, and
 // the same name or a name holding the config's id as a word: "NVIDIA H100 PCIe" -> h100,
 // "NVIDIA GeForce RTX 4090" -> rtx4090), or null.

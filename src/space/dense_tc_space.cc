@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "space/tensor_core_space_rules.h"
 #include "space/tile_bounds.h"
 
 namespace dietcode {
@@ -46,7 +47,7 @@ TemplateSpace make_space() {
       {"WN", {8, 16, 24, 32, 48, 64, 96, 128}, 32, "columns of a warp tile (8-column mma tiles)"},
       {"BK", {32, 64}, 32, "depth of a K tile in shared memory (64- or 128-byte rows)"},
       {"STAGES", {2, 3, 4}, 3, "cp.async pipeline depth: K tiles in shared memory"},
-      {"SPLITK", {1, 2, 3, 4, 6, 8, 12, 16}, 1, "K slices summed by a deterministic reduction"},
+      split_k_tunable(),
       {"MIN_BLOCKS", {1, 2}, 1, "blocks per SM ptxas must leave registers for"},
   };
   s.chains = {{"BM", {"WARPS_M", "WM"}}, {"BN", {"WARPS_N", "WN"}}};
@@ -61,11 +62,9 @@ TemplateSpace make_space() {
          return gpu_has_tensor_cores_for(c.gpu, c.op.dtype);
        },
        {"WARPS_M"}},
-      {"threads per block (32 * WARPS_M * WARPS_N) <= max threads per block",
-       [](const MicroKernel& mk, const SpaceContext& c) {
-         return G::of(mk).threads <= c.gpu.max_threads_per_block;
-       },
-       {"WARPS_M", "WARPS_N"}},
+      threads_per_block_constraint<G>(
+          "threads per block (32 * WARPS_M * WARPS_N) <= max threads per block",
+          {"WARPS_M", "WARPS_N"}),
       {"warp tile WM * WN <= 4096 (at most 128 fp32 accumulators per lane)",
        [](const MicroKernel& mk, const SpaceContext&) {
          return mk.get("WM") * mk.get("WN") <= 4096;
@@ -82,11 +81,7 @@ TemplateSpace make_space() {
          return int64_t(g.register_estimate) * g.threads <= c.gpu.regs_per_block;
        },
        kTile},
-      {"shared memory per block <= opt-in shared memory per block",
-       [](const MicroKernel& mk, const SpaceContext& c) {
-         return G::of(mk).smem_bytes <= c.gpu.smem_per_block_optin;
-       },
-       kSmem},
+      smem_per_block_constraint<G>(kSmem),
       {"BM <= 1.1 x largest M, rounded up to a power of two (at least 16)",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return mk.get("WARPS_M") * mk.get("WM") <= tile_upper_bound(c.largest.M, 16);
@@ -102,12 +97,7 @@ TemplateSpace make_space() {
          return mk.get("BK") == 32 || mk.get("BK") <= next_power_of_two(c.largest.K);
        },
        {"BK"}},
-      {"SPLITK == 1 or largest K / SPLITK >= BK (every slice holds a full K tile)",
-       [](const MicroKernel& mk, const SpaceContext& c) {
-         const int split = mk.get("SPLITK");
-         return split == 1 || c.largest.K / split >= mk.get("BK");
-       },
-       {"BK", "SPLITK"}},
+      split_k_slice_constraint(),
       {"MIN_BLOCKS blocks fit an SM: threads, and registers for the estimate",
        [](const MicroKernel& mk, const SpaceContext& c) {
          const int blocks = mk.get("MIN_BLOCKS");
@@ -120,14 +110,8 @@ TemplateSpace make_space() {
        },
        {"WARPS_M", "WARPS_N", "WM", "WN", "BK", "STAGES", "MIN_BLOCKS"}},
   };
-  s.resources = [](const MicroKernel& mk) {
-    const G g = G::of(mk);
-    return LaunchResources{g.threads, g.smem_bytes};
-  };
-  s.supports = [](const OpSpec& op) {
-    return op.kind == OpKind::kDense &&
-           (op.dtype == DType::kFloat16 || op.dtype == DType::kBFloat16);
-  };
+  s.resources = geometry_resources<G>;
+  s.supports = supports_16bit_dense;
   return s;
 }
 

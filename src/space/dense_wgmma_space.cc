@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "space/dense_tc_space.h"
+#include "space/tensor_core_space_rules.h"
 #include "space/tile_bounds.h"
 
 namespace dietcode {
@@ -34,7 +35,7 @@ TemplateSpace make_space() {
       {"BN", {64, 128, 256}, 128, "columns of the block tile (wgmma's n)"},
       {"BK", {64}, 64, "depth of a K tile: one 128-byte swizzled row (fixed)"},
       {"STAGES", {2, 3, 4, 5, 6}, 4, "shared-memory stages in the producer/consumer ring"},
-      {"SPLITK", {1, 2, 3, 4, 6, 8, 12, 16}, 1, "K slices summed by a deterministic reduction"},
+      split_k_tunable(),
   };
   s.chains = {{"BM", {"WG_M", "WGM"}}, {"BN", {"BN"}}};
 
@@ -47,11 +48,8 @@ TemplateSpace make_space() {
                 gpu_has_tensor_cores_for(c.gpu, c.op.dtype);
        },
        {"WG_M"}},
-      {"threads per block (128 * (1 + WG_M)) <= max threads per block",
-       [](const MicroKernel& mk, const SpaceContext& c) {
-         return G::of(mk).threads <= c.gpu.max_threads_per_block;
-       },
-       {"WG_M", "WGM", "BN"}},
+      threads_per_block_constraint<G>(
+          "threads per block (128 * (1 + WG_M)) <= max threads per block", {"WG_M", "WGM", "BN"}),
       {"register estimate fits the share of a block's registers each thread gets",
        [](const MicroKernel& mk, const SpaceContext& c) {
          const G g = G::of(mk);
@@ -59,11 +57,7 @@ TemplateSpace make_space() {
          return g.register_estimate <= std::min<int64_t>(share, c.gpu.max_regs_per_thread);
        },
        {"WG_M", "WGM", "BN"}},
-      {"shared memory per block <= opt-in shared memory per block",
-       [](const MicroKernel& mk, const SpaceContext& c) {
-         return G::of(mk).smem_bytes <= c.gpu.smem_per_block_optin;
-       },
-       {"WG_M", "WGM", "BN", "BK", "STAGES"}},
+      smem_per_block_constraint<G>({"WG_M", "WGM", "BN", "BK", "STAGES"}),
       {"BM <= 1.1 x largest M, rounded up to a power of two (at least 64)",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).bm <= tile_upper_bound(c.largest.M, 64);
@@ -74,21 +68,10 @@ TemplateSpace make_space() {
          return mk.get("BN") <= tile_upper_bound(c.largest.N, 64);
        },
        {"BN"}},
-      {"SPLITK == 1 or largest K / SPLITK >= BK (every slice holds a full K tile)",
-       [](const MicroKernel& mk, const SpaceContext& c) {
-         const int split = mk.get("SPLITK");
-         return split == 1 || c.largest.K / split >= mk.get("BK");
-       },
-       {"BK", "SPLITK"}},
+      split_k_slice_constraint(),
   };
-  s.resources = [](const MicroKernel& mk) {
-    const G g = G::of(mk);
-    return LaunchResources{g.threads, g.smem_bytes};
-  };
-  s.supports = [](const OpSpec& op) {
-    return op.kind == OpKind::kDense &&
-           (op.dtype == DType::kFloat16 || op.dtype == DType::kBFloat16);
-  };
+  s.resources = geometry_resources<G>;
+  s.supports = supports_16bit_dense;
   return s;
 }
 

@@ -151,6 +151,13 @@ std::vector<ExprTerm> canonicalize(std::vector<ExprTerm> terms, const std::strin
   return out;
 }
 
+// What precedes term i when printed: "-" before a negative first term, " - " or " + " between
+// terms; the term itself is then printed with its magnitude.
+const char* sign_before_term(size_t i, int64_t coeff) {
+  if (i == 0) return coeff < 0 ? "-" : "";
+  return coeff < 0 ? " - " : " + ";
+}
+
 }  // namespace
 
 Expr Expr::constant(int64_t value) {
@@ -206,11 +213,8 @@ std::string Expr::to_string() const {
   std::string out;
   for (size_t i = 0; i < terms_.size(); ++i) {
     const ExprTerm& term = terms_[i];
-    int64_t magnitude = term.coeff < 0 ? -term.coeff : term.coeff;
-    if (i == 0)
-      out += term.coeff < 0 ? "-" : "";
-    else
-      out += term.coeff < 0 ? " - " : " + ";
+    const int64_t magnitude = term.coeff < 0 ? -term.coeff : term.coeff;
+    out += sign_before_term(i, term.coeff);
     std::string factors;
     if (magnitude != 1 || term.vars.empty()) factors = std::to_string(magnitude);
     for (const auto& var : term.vars) factors += (factors.empty() ? "" : "*") + var;
@@ -224,11 +228,8 @@ std::string Expr::to_c(const std::map<std::string, std::string>& var_names) cons
   std::string out = "(";
   for (size_t i = 0; i < terms_.size(); ++i) {
     const ExprTerm& term = terms_[i];
-    int64_t magnitude = term.coeff < 0 ? -term.coeff : term.coeff;
-    if (i == 0)
-      out += term.coeff < 0 ? "-" : "";
-    else
-      out += term.coeff < 0 ? " - " : " + ";
+    const int64_t magnitude = term.coeff < 0 ? -term.coeff : term.coeff;
+    out += sign_before_term(i, term.coeff);
     // The cast makes the whole product int64_t even if a variable is renamed to an int.
     out += "(int64_t)" + std::to_string(magnitude);
     for (const auto& var : term.vars) {

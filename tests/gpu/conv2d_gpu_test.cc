@@ -15,11 +15,13 @@
 #include "gpu/gemm_gpu_util.h"
 #include "measure/cpu_reference.h"
 #include "measure/gpu_operands.h"
+#include "nvrtc/simt_tile_params.h"
 
 namespace dietcode {
 namespace {
 
 using testing::CompiledKernel;
+using testing::simt_tile;
 
 struct Layer {
   const char* name;
@@ -57,21 +59,14 @@ OpSpec conv_op(const Layer& l, Epilogue epilogue, bool runtime_geometry) {
   return op;
 }
 
-std::map<std::string, int> tile(int wm, int wn, int thm, int tm, int tn, int bk, int vec,
-                                int stages, int split = 1) {
-  return {{"WARPS_M", wm},    {"WARPS_N", wn},  {"THREADS_M", thm}, {"THREADS_N", 32 / thm},
-          {"TM", tm},         {"TN", tn},       {"BK", bk},         {"VEC", vec},
-          {"STAGES", stages}, {"SPLITK", split}};
-}
-
 const std::vector<std::pair<std::string, std::map<std::string, int>>>& samples() {
   static const std::vector<std::pair<std::string, std::map<std::string, int>>> s = {
       {"defaults 128x128 stages2 vec4", {}},
-      {"64x64 bk16 cp.async3", tile(2, 2, 4, 8, 4, 16, 1, 3)},
-      {"32x32 bk8 single-buffer vec2", tile(1, 1, 4, 8, 4, 8, 2, 1)},
-      {"16x64 bk16 vec4 splitk4", tile(1, 2, 4, 4, 4, 16, 4, 2, 4)},
-      {"12x96 tm6 tn3 cp.async4 splitk3", tile(1, 2, 2, 6, 3, 16, 1, 4, 3)},
-      {"256x64 bk16 cp.async3", tile(4, 2, 8, 8, 8, 16, 1, 3)},
+      {"64x64 bk16 cp.async3", simt_tile(2, 2, 4, 8, 4, 16, 1, 3)},
+      {"32x32 bk8 single-buffer vec2", simt_tile(1, 1, 4, 8, 4, 8, 2, 1)},
+      {"16x64 bk16 vec4 splitk4", simt_tile(1, 2, 4, 4, 4, 16, 4, 2, 4)},
+      {"12x96 tm6 tn3 cp.async4 splitk3", simt_tile(1, 2, 2, 6, 3, 16, 1, 4, 3)},
+      {"256x64 bk16 cp.async3", simt_tile(4, 2, 8, 8, 8, 16, 1, 3)},
   };
   return s;
 }

@@ -1,6 +1,7 @@
 #include "gpu/gemm_gpu_util.h"
 
 #include <cmath>
+#include <cstring>
 #include <future>
 #include <random>
 
@@ -19,13 +20,18 @@ const TestGpu& test_gpu() {
             CUDA_SUCCESS ||
         g.d->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) !=
             CUDA_SUCCESS ||
+        g.d->cuDeviceGetAttribute(&g.spec.smem_per_block_optin,
+                                  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                  dev) != CUDA_SUCCESS ||
         g.d->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS ||
         g.d->cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
       g.error = "no usable GPU 0";
       g.d = nullptr;
       return g;
     }
-    g.arch = "sm_" + std::to_string(major) + std::to_string(minor);
+    g.spec.cc_major = major;
+    g.spec.cc_minor = minor;
+    g.arch = g.spec.arch();
     return g;
   }();
   return g;
@@ -54,14 +60,13 @@ std::string GpuBuffer::reserve(size_t bytes) {
   return "";
 }
 
-std::string GpuBuffer::upload(const std::vector<float>& host) {
-  if (auto e = reserve(host.size() * 4); !e.empty()) return e;
-  return check(test_gpu().d->cuMemcpyHtoD(ptr_, host.data(), host.size() * 4), "cuMemcpyHtoD");
+std::string GpuBuffer::upload_bytes(const void* host, size_t bytes) {
+  if (auto e = reserve(bytes); !e.empty()) return e;
+  return check(test_gpu().d->cuMemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD");
 }
 
-std::string GpuBuffer::download(std::vector<float>& host, size_t count) const {
-  host.resize(count);
-  return check(test_gpu().d->cuMemcpyDtoH(host.data(), ptr_, count * 4), "cuMemcpyDtoH");
+std::string GpuBuffer::download_bytes(void* host, size_t bytes) const {
+  return check(test_gpu().d->cuMemcpyDtoH(host, ptr_, bytes), "cuMemcpyDtoH");
 }
 
 std::string GpuBuffer::fill_nan(size_t count) {
@@ -69,11 +74,17 @@ std::string GpuBuffer::fill_nan(size_t count) {
   return check(test_gpu().d->cuMemsetD32(ptr_, 0x7fc00000u, count), "cuMemsetD32");
 }
 
+std::string GpuBuffer::fill_bytes(unsigned char value, size_t bytes) {
+  if (auto e = reserve(bytes); !e.empty()) return e;
+  return check(test_gpu().d->cuMemsetD8(ptr_, value, bytes), "cuMemsetD8");
+}
+
 void compile_all(std::vector<CompiledKernel>& kernels) {
   std::vector<std::future<NvrtcBuild>> builds;
   for (const CompiledKernel& k : kernels)
     builds.push_back(std::async(std::launch::async, [&k] {
-      return nvrtc_build(k.kernel.name + ".cu", k.kernel.source, k.kernel.options, test_gpu().arch);
+      return nvrtc_build(k.kernel.name + ".cu", k.kernel.source, k.kernel.options,
+                         compile_arch(k.kernel, test_gpu().spec));
     }));
   for (size_t i = 0; i < kernels.size(); ++i) kernels[i].build = builds[i].get();
 }
@@ -119,6 +130,37 @@ std::string launch_and_wait(const CompiledKernel& k, DietcodeArgs args, const Ge
   if (error.empty()) error = check(d.cuCtxSynchronize(), "cuCtxSynchronize");
   d.cuModuleUnload(module);
   return error;
+}
+
+std::string launch_dense(const CompiledKernel& k, const GpuBuffer& x, const GpuBuffer& w,
+                         const GpuBuffer& bias, const GpuBuffer& y, int64_t M, int64_t N,
+                         int64_t K) {
+  DietcodeArgs args;
+  std::memset(&args, 0, sizeof(args));
+  args.a = x.as_arg();
+  args.b = w.as_arg();
+  args.bias = bias.as_arg();
+  args.c = y.as_arg();
+  args.batch = 1, args.m = M, args.n = N, args.k = K;
+  args.stride_a = M * K, args.stride_b = N * K, args.stride_c = M * N;
+  return launch_and_wait(k, args, GemmShape{1, M, N, K});
+}
+
+std::string dense_runs_agree_bitwise(const CompiledKernel& k, const GpuBuffer& x,
+                                     const GpuBuffer& w, const GpuBuffer& bias, int64_t M,
+                                     int64_t N, int64_t K, size_t element_bytes) {
+  const size_t bytes = size_t(M * N) * element_bytes;
+  GpuBuffer y;
+  if (auto e = y.reserve(bytes); !e.empty()) return e;
+  std::vector<unsigned char> first(bytes), again(bytes);
+  for (int run = 0; run < 3; ++run) {
+    if (auto e = launch_dense(k, x, w, bias, y, M, N, K); !e.empty()) return e;
+    if (auto e = y.download_bytes(run == 0 ? first.data() : again.data(), bytes); !e.empty())
+      return e;
+    if (run > 0 && std::memcmp(first.data(), again.data(), bytes) != 0)
+      return "run " + std::to_string(run) + " differs from run 0";
+  }
+  return "";
 }
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {

@@ -12,9 +12,12 @@
 #include "codegen/generated_kernel.h"
 #include "codegen/template_source.h"
 #include "nvrtc/gemm_f32_compile_check.h"
+#include "nvrtc/simt_tile_params.h"
 
 namespace dietcode {
 namespace {
+
+using testing::simt_tile;
 
 Expr dim(const std::string& text) {
   return std::isdigit(static_cast<unsigned char>(text[0])) ? Expr::constant(std::stoll(text))
@@ -32,13 +35,6 @@ OpSpec bmm_op(bool ta, bool tb, const std::string& m, const std::string& n, cons
   op.dims = {{"B", Expr::parse("B")}, {"M", dim(m)}, {"N", dim(n)}, {"K", dim(k)}};
   op.vars = {"B", "T"};
   return op;
-}
-
-std::map<std::string, int> tile(int wm, int wn, int thm, int tm, int tn, int bk, int vec,
-                                int stages, int split = 1) {
-  return {{"WARPS_M", wm},    {"WARPS_N", wn},  {"THREADS_M", thm}, {"THREADS_N", 32 / thm},
-          {"TM", tm},         {"TN", tn},       {"BK", bk},         {"VEC", vec},
-          {"STAGES", stages}, {"SPLITK", split}};
 }
 
 void compile(const std::string& label, const OpSpec& op, const std::map<std::string, int>& p) {
@@ -75,39 +71,39 @@ TEST(BatchMatmulF32Template, EveryPipelineModeEveryLayout) {
       for (int stages = 1; stages <= 4; ++stages)
         compile(std::string(layout_name(ta, tb)) + " STAGES=" + std::to_string(stages),
                 bmm_op(ta, tb, "T", "64", "T"),
-                tile(2, 2, 4, 8, 4, 8, stages >= 3 ? 1 : 4, stages));
+                simt_tile(2, 2, 4, 8, 4, 8, stages >= 3 ? 1 : 4, stages));
 }
 
 TEST(BatchMatmulF32Template, SplitKWithReductionAndEpilogues) {
   compile("A B^T SPLITK=4 cp.async relu", bmm_op(false, true, "T", "T", "64", Epilogue::kRelu),
-          tile(1, 2, 4, 4, 4, 16, 1, 3, 4));
+          simt_tile(1, 2, 4, 4, 4, 16, 1, 3, 4));
   compile("A^T B SPLITK=3 vec4 gelu", bmm_op(true, false, "T", "64", "T", Epilogue::kGelu),
-          tile(2, 1, 8, 4, 4, 8, 4, 2, 3));
+          simt_tile(2, 1, 8, 4, 4, 8, 4, 2, 3));
   compile("A^T B^T SPLITK=16 BK=32 cp.async3, one warp", bmm_op(true, true, "T", "T", "T"),
-          tile(1, 1, 4, 4, 4, 32, 1, 3, 16));
+          simt_tile(1, 1, 4, 4, 4, 32, 1, 3, 16));
   compile("A^T B^T SPLITK=8 BK=16 cp.async4, one warp", bmm_op(true, true, "T", "T", "T"),
-          tile(1, 1, 4, 4, 4, 16, 1, 4, 8));
+          simt_tile(1, 1, 4, 4, 4, 16, 1, 4, 8));
 }
 
 TEST(BatchMatmulF32Template, TilesVecDoesNotDivideAndExtremes) {
   compile("A^T B BM=6 BN=48 vec4", bmm_op(true, false, "T", "T", "T"),
-          tile(1, 1, 2, 3, 3, 8, 4, 2));
+          simt_tile(1, 1, 2, 3, 3, 8, 4, 2));
   compile("A B BN=3 vec4 single buffer", bmm_op(false, false, "T", "T", "T"),
-          tile(1, 1, 32, 2, 3, 4, 4, 1));
+          simt_tile(1, 1, 32, 2, 3, 4, 4, 1));
   compile("smallest: 1x1 warps, 1x32 lanes, 1x4", bmm_op(true, false, "T", "T", "T"),
-          tile(1, 1, 1, 1, 4, 4, 1, 1));
+          simt_tile(1, 1, 1, 1, 4, 4, 1, 1));
   compile("largest: 256x128, 512 threads, 3 stages", bmm_op(true, false, "T", "T", "T"),
-          tile(4, 4, 8, 8, 8, 16, 1, 3));
+          simt_tile(4, 4, 8, 8, 8, 16, 1, 3));
   compile("largest: 128x256 BK 32 4 stages", bmm_op(false, false, "T", "T", "T"),
-          tile(2, 4, 8, 8, 8, 32, 1, 4));
+          simt_tile(2, 4, 8, 8, 8, 32, 1, 4));
 }
 
 TEST(BatchMatmulF32Template, BertAttention) {
   // qk: [T,64] x [T,64]^T per head; av: [T,T] x [T,64].
   compile("qk B^T K=64 64x64 vec4", bmm_op(false, true, "T", "T", "64"),
-          tile(2, 2, 4, 8, 4, 16, 4, 2));
+          simt_tile(2, 2, 4, 8, 4, 16, 4, 2));
   compile("av N=64 32x64 cp.async3", bmm_op(false, false, "T", "64", "T"),
-          tile(2, 2, 4, 4, 4, 16, 1, 3));
+          simt_tile(2, 2, 4, 4, 4, 16, 1, 3));
 }
 
 }  // namespace

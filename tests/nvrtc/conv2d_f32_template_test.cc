@@ -11,9 +11,12 @@
 #include "codegen/generated_kernel.h"
 #include "codegen/template_source.h"
 #include "nvrtc/gemm_f32_compile_check.h"
+#include "nvrtc/simt_tile_params.h"
 
 namespace dietcode {
 namespace {
+
+using testing::simt_tile;
 
 struct Layer {
   int64_t h, w, c, k, r, s;
@@ -36,13 +39,6 @@ OpSpec conv_op(const Layer& l, Epilogue epilogue = Epilogue::kBiasRelu, bool dyn
   op.dilation[0] = op.dilation[1] = l.dilation;
   op.vars = {"N"};
   return op;
-}
-
-std::map<std::string, int> tile(int wm, int wn, int thm, int tm, int tn, int bk, int vec,
-                                int stages, int split = 1) {
-  return {{"WARPS_M", wm},    {"WARPS_N", wn},  {"THREADS_M", thm}, {"THREADS_N", 32 / thm},
-          {"TM", tm},         {"TN", tn},       {"BK", bk},         {"VEC", vec},
-          {"STAGES", stages}, {"SPLITK", split}};
 }
 
 void compile(const std::string& label, const OpSpec& op, const std::map<std::string, int>& p) {
@@ -77,32 +73,33 @@ TEST(Conv2dF32Template, ResNetLayersAtTheDefaults) {
 TEST(Conv2dF32Template, EveryPipelineMode) {
   for (int stages = 1; stages <= 4; ++stages)
     compile("3x3 STAGES=" + std::to_string(stages), conv_op(k3x3),
-            tile(4, 2, 4, 8, 8, 8, stages >= 3 ? 1 : 4, stages));
-  compile("stem cp.async4 BK=16", conv_op(kStem), tile(2, 2, 4, 8, 8, 16, 1, 4));
+            simt_tile(4, 2, 4, 8, 8, 8, stages >= 3 ? 1 : 4, stages));
+  compile("stem cp.async4 BK=16", conv_op(kStem), simt_tile(2, 2, 4, 8, 8, 16, 1, 4));
 }
 
 TEST(Conv2dF32Template, SplitKAndEveryEpilogue) {
-  compile("3x3 s2 SPLITK=4 cp.async3", conv_op(k3x3s2), tile(2, 2, 4, 4, 8, 16, 1, 3, 4));
+  compile("3x3 s2 SPLITK=4 cp.async3", conv_op(k3x3s2), simt_tile(2, 2, 4, 4, 8, 16, 1, 3, 4));
   compile("1x1 SPLITK=2 vec4", conv_op(kShortcut, Epilogue::kBias),
-          tile(2, 2, 8, 4, 4, 8, 4, 2, 2));
+          simt_tile(2, 2, 8, 4, 4, 8, 4, 2, 2));
   for (int e = 0; e <= 5; ++e)
     compile("3x3 EPILOGUE=" + std::to_string(e), conv_op(k3x3, static_cast<Epilogue>(e)),
-            tile(2, 2, 4, 4, 8, 8, 4, 2));
+            simt_tile(2, 2, 4, 4, 8, 8, 4, 2));
 }
 
 TEST(Conv2dF32Template, DilationDynamicGeometryAndExtremes) {
   compile("3x3 dilation 2 pad 2", conv_op({28, 28, 64, 64, 3, 3, 1, 2, 2}),
-          tile(2, 2, 4, 8, 4, 8, 4, 2));
+          simt_tile(2, 2, 4, 8, 4, 8, 4, 2));
   compile("dynamic H W C K R S, vec4", conv_op(k3x3, Epilogue::kBiasRelu, true),
-          tile(2, 2, 4, 8, 4, 8, 4, 2));
+          simt_tile(2, 2, 4, 8, 4, 8, 4, 2));
   compile("dynamic geometry, cp.async3", conv_op(k3x3, Epilogue::kNone, true),
-          tile(2, 2, 4, 8, 4, 16, 1, 3));
-  compile("smallest: 1x1 warps, 1x32 lanes, 1x4", conv_op(k3x3), tile(1, 1, 1, 1, 4, 4, 1, 1));
+          simt_tile(2, 2, 4, 8, 4, 16, 1, 3));
+  compile("smallest: 1x1 warps, 1x32 lanes, 1x4", conv_op(k3x3), simt_tile(1, 1, 1, 1, 4, 4, 1, 1));
   // 512 threads of 8 x 8 tiles exceed the space's register budget (ptxas spills them too).
   compile("tall: 256x64 BK 16 cp.async3, 16 A rows per thread", conv_op(k3x3),
-          tile(4, 2, 8, 8, 8, 16, 1, 3));
-  compile("512 threads of 4 x 8: 128x256 cp.async3", conv_op(k3x3), tile(4, 4, 8, 4, 8, 8, 1, 3));
-  compile("128x256 BK 32 4 stages", conv_op(k1x1), tile(2, 4, 8, 8, 8, 32, 1, 4));
+          simt_tile(4, 2, 8, 8, 8, 16, 1, 3));
+  compile("512 threads of 4 x 8: 128x256 cp.async3", conv_op(k3x3),
+          simt_tile(4, 4, 8, 4, 8, 8, 1, 3));
+  compile("128x256 BK 32 4 stages", conv_op(k1x1), simt_tile(2, 4, 8, 8, 8, 32, 1, 4));
 }
 
 }  // namespace

@@ -123,128 +123,97 @@ namespace cfg6 {
 // clang-format on
 
 #include "measure/cpu_reference.h"
+#include "nvrtc/gemm_f32_emulation_run.h"
 
 namespace dietcode {
 namespace {
 
-struct EmuKernel {
-  std::string name;
-  void (*main)(DietcodeArgs);
-  void (*reduce)(DietcodeArgs);
-  int threads, bm, bn, split_k, smem_bytes;
-  Epilogue epilogue;
-  int static_n, static_k;  // 0 when dynamic
-};
-
-#define EMU_KERNEL(ns, epi, sn, sk)                                                        \
-  EmuKernel {                                                                              \
-    #ns, ns::ns##_main, ns::ns##_reduce, ns::dc::kThreads, ns::dc::kBM, ns::dc::kBN,       \
-        ns::dc::kSplitK, ns::dc::kSmemBytes, epi, sn, sk                                   \
-  }
-
-std::vector<float> random_floats(size_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using testing::EmuKernel;
 
 // Runs one kernel on one shape with the grid's y clamped to grid_y_cap (to exercise the loop
-// over M tiles) and checks it against the reference, and that nothing outside Y was written.
-void run_case(const EmuKernel& k, int64_t M, int64_t N, int64_t K, unsigned grid_y_cap) {
+// over M tiles) and checks it against the reference; emu_run checks that nothing outside Y was
+// written.
+void run_case(const EmuKernel& k, Epilogue epilogue, int64_t M, int64_t N, int64_t K,
+              unsigned grid_y_cap) {
   SCOPED_TRACE(k.name + " M=" + std::to_string(M) + " N=" + std::to_string(N) +
                " K=" + std::to_string(K));
-  ASSERT_LE(k.smem_bytes, int(sizeof(dc_smem)));
   std::mt19937 rng(unsigned(M * 131 + N * 7 + K));
-  const auto x = random_floats(size_t(M * K), rng);
-  const auto w = random_floats(size_t(N * K), rng);
-  const auto bias = random_floats(size_t(N), rng);
-  const size_t guard = 64;
-  std::vector<float> y(size_t(M * N) + guard, std::nanf(""));
-  std::vector<float> ws(size_t(k.split_k * M * N) + guard, std::nanf(""));
+  const auto x = testing::random_floats(size_t(M * K), rng);
+  const auto w = testing::random_floats(size_t(N * K), rng);
+  const auto bias = testing::random_floats(size_t(N), rng);
 
   DietcodeArgs args;
   std::memset(&args, 0, sizeof(args));
   args.a = x.data();
   args.b = w.data();
   args.bias = bias.data();
-  args.c = y.data();
-  args.workspace = k.split_k > 1 ? ws.data() : nullptr;
   args.batch = 1, args.m = M, args.n = N, args.k = K;
   args.stride_a = M * K, args.stride_b = N * K, args.stride_c = M * N;
+  const auto y = testing::emu_run(k, args, GemmShape{1, M, N, K}, grid_y_cap);
 
-  const unsigned m_tiles = unsigned((M + k.bm - 1) / k.bm);
-  const unsigned grid[3] = {unsigned((N + k.bn - 1) / k.bn), std::min(m_tiles, grid_y_cap),
-                            unsigned(k.split_k)};
-  emu_launch(k.main, grid, k.threads, args);
-  if (k.split_k > 1) {
-    const int reduce_threads = 64;
-    const unsigned rgrid[3] = {unsigned((M * N + reduce_threads * 4 - 1) / (reduce_threads * 4)),
-                               1, 1};
-    emu_launch(k.reduce, rgrid, reduce_threads, args);
-    for (size_t i = size_t(k.split_k * M * N); i < ws.size(); ++i)
-      ASSERT_TRUE(std::isnan(ws[i])) << "workspace written past its end at " << i;
-  }
-  for (size_t i = size_t(M * N); i < y.size(); ++i)
-    ASSERT_TRUE(std::isnan(y[i])) << "Y written past its end at " << i;
-
-  const bool with_bias = k.epilogue == Epilogue::kBias || k.epilogue == Epilogue::kBiasRelu ||
-                         k.epilogue == Epilogue::kBiasGelu;
+  const bool with_bias = epilogue == Epilogue::kBias || epilogue == Epilogue::kBiasRelu ||
+                         epilogue == Epilogue::kBiasGelu;
   const auto acc = dense_accumulate(x.data(), w.data(), M, N, K, 1);
-  const auto want = dense_apply_epilogue(acc, bias.data(), k.epilogue, M);
+  const auto want = dense_apply_epilogue(acc, bias.data(), epilogue, M);
   const auto cmp = compare_dense(y.data(), want, acc, with_bias ? bias.data() : nullptr, M);
   EXPECT_TRUE(cmp.ok) << cmp.message;
 }
 
 TEST(DenseF32Emulated, SingleBufferScalarLoadsOddThreadTile) {
-  const auto k = EMU_KERNEL(cfg1, Epilogue::kBias, 0, 0);
+  const auto k = EMU_KERNEL(cfg1);
+  const Epilogue e = Epilogue::kBias;
   EXPECT_EQ(k.bm, 8);
   EXPECT_EQ(k.bn, 24);
   for (int64_t M : {1, 7, 9, 17})
     for (int64_t N : {1, 23, 25})
-      for (int64_t K : {1, 4, 9}) run_case(k, M, N, K, 65535);
-  run_case(k, 33, 30, 13, 2);  // M tiles looped over by a clamped grid
+      for (int64_t K : {1, 4, 9}) run_case(k, e, M, N, K, 65535);
+  run_case(k, e, 33, 30, 13, 2);  // M tiles looped over by a clamped grid
 }
 
 TEST(DenseF32Emulated, DoubleBufferFloat4LoadsWithRuntimeVectorFallback) {
-  const auto k = EMU_KERNEL(cfg2, Epilogue::kGelu, 0, 0);
+  const auto k = EMU_KERNEL(cfg2);
+  const Epilogue e = Epilogue::kGelu;
   EXPECT_EQ(k.bm, 64);
   EXPECT_EQ(k.bn, 8);
   for (int64_t K : {8, 12, 13, 31, 40})  // 13 and 31: K % 4 != 0, scalar path
-    for (int64_t M : {1, 63, 65}) run_case(k, M, 11, K, 65535);
-  run_case(k, 130, 9, 20, 1);
+    for (int64_t M : {1, 63, 65}) run_case(k, e, M, 11, K, 65535);
+  run_case(k, e, 130, 9, 20, 1);
 }
 
 TEST(DenseF32Emulated, CpAsyncThreeStagesSplitK3) {
-  const auto k = EMU_KERNEL(cfg3, Epilogue::kBiasGelu, 0, 0);
+  const auto k = EMU_KERNEL(cfg3);
+  const Epilogue e = Epilogue::kBiasGelu;
   EXPECT_EQ(k.bm, 12);
   EXPECT_EQ(k.bn, 128);
   for (int64_t K : {1, 16, 47, 48, 49, 100})  // short K leaves splits empty
-    for (int64_t M : {1, 12, 13}) run_case(k, M, 130, K, 65535);
+    for (int64_t M : {1, 12, 13}) run_case(k, e, M, 130, K, 65535);
 }
 
 TEST(DenseF32Emulated, CpAsyncFourStagesStaticDimsSplitK2) {
-  const auto k = EMU_KERNEL(cfg4, Epilogue::kBiasRelu, 45, 37);
+  const auto k = EMU_KERNEL(cfg4);
+  const Epilogue e = Epilogue::kBiasRelu;
   EXPECT_EQ(k.bm, 6);
   EXPECT_EQ(k.bn, 32);
-  for (int64_t M : {1, 5, 6, 7, 20}) run_case(k, M, 45, 37, 65535);
-  run_case(k, 20, 45, 37, 2);
+  for (int64_t M : {1, 5, 6, 7, 20}) run_case(k, e, M, 45, 37, 65535);
+  run_case(k, e, 20, 45, 37, 2);
 }
 
 TEST(DenseF32Emulated, Float2LoadsSplitK16) {
-  const auto k = EMU_KERNEL(cfg5, Epilogue::kRelu, 0, 0);
+  const auto k = EMU_KERNEL(cfg5);
+  const Epilogue e = Epilogue::kRelu;
   EXPECT_EQ(k.bm, 16);
   EXPECT_EQ(k.bn, 16);
   for (int64_t K : {2, 3, 64, 66, 70})
-    for (int64_t M : {1, 17}) run_case(k, M, 17, K, 65535);
+    for (int64_t M : {1, 17}) run_case(k, e, M, 17, K, 65535);
 }
 
 TEST(DenseF32Emulated, DefaultParameters) {
-  const auto k = EMU_KERNEL(cfg6, Epilogue::kNone, 0, 0);
+  const auto k = EMU_KERNEL(cfg6);
+  const Epilogue e = Epilogue::kNone;
   EXPECT_EQ(k.bm, 128);
   EXPECT_EQ(k.bn, 128);
   EXPECT_EQ(k.threads, 256);
-  run_case(k, 130, 129, 21, 65535);
+  run_case(k, e, 130, 129, 21, 65535);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 // (DIETCODE_EXPECT_SMEM/THREADS) run too. Prints registers and compile time per kernel.
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <map>
 #include <string>
 
@@ -13,9 +12,13 @@
 #include "codegen/template_source.h"
 #include "common/paths.h"
 #include "nvrtc/dense_f32_nvrtc.h"
+#include "nvrtc/gemm_f32_compile_check.h"
+#include "nvrtc/simt_tile_params.h"
 
 namespace dietcode {
 namespace {
+
+using testing::simt_tile;
 
 OpSpec dense_op(int64_t n, int64_t k, Epilogue epilogue) {
   OpSpec op;
@@ -39,33 +42,8 @@ struct Case {
 
 // Compiles for both archs, asserts success and no spills in either entry.
 void compile_case(const Case& c) {
-  SCOPED_TRACE(c.label);
-  const GeneratedKernel kernel =
-      generate_kernel(dense_op(c.n, c.k, c.epilogue), MicroKernel{"dense_f32", c.params});
-  for (const std::string arch : {"sm_80", "sm_90"}) {
-    const auto build = testing::nvrtc_build("dense_f32.cu", kernel.source, kernel.options, arch);
-    ASSERT_TRUE(build.ok) << arch << "\n" << build.log;
-    std::vector<std::string> entries{kernel.plan.entry};
-    if (!kernel.plan.reduce_entry.empty()) entries.push_back(kernel.plan.reduce_entry);
-    for (const auto& entry : entries) {
-      const KernelResources* r = build.entry(entry);
-      ASSERT_NE(r, nullptr) << arch << ": no ptxas report for " << entry << "\n" << build.log;
-      EXPECT_EQ(r->spill_stores, 0) << arch << " " << entry;
-      EXPECT_EQ(r->spill_loads, 0) << arch << " " << entry;
-      EXPECT_GT(r->registers, 0);
-      EXPECT_LE(r->registers, 255);
-    }
-    const KernelResources* main = build.entry(kernel.plan.entry);
-    std::printf("%-44s %s  %3d registers  %6.3f s\n", c.label.c_str(), arch.c_str(),
-                main->registers, build.seconds);
-  }
-}
-
-std::map<std::string, int> tile(int wm, int wn, int thm, int tm, int tn, int bk, int vec,
-                                int stages, int split = 1) {
-  return {{"WARPS_M", wm},    {"WARPS_N", wn},  {"THREADS_M", thm}, {"THREADS_N", 32 / thm},
-          {"TM", tm},         {"TN", tn},       {"BK", bk},         {"VEC", vec},
-          {"STAGES", stages}, {"SPLITK", split}};
+  testing::compile_and_check(
+      c.label, generate_kernel(dense_op(c.n, c.k, c.epilogue), MicroKernel{"dense_f32", c.params}));
 }
 
 TEST(DenseF32Template, CompilesAloneAtItsDefaults) {
@@ -83,51 +61,52 @@ TEST(DenseF32Template, CompilesAloneAtItsDefaults) {
 TEST(DenseF32Template, DefaultsThroughCodegen) { compile_case({"defaults, static 2304x768", {}}); }
 
 TEST(DenseF32Template, SmallestAndLargestTiles) {
-  compile_case({"smallest: 1x1 warps, 1x32 lanes, 1x4", tile(1, 1, 1, 1, 4, 4, 1, 1)});
-  compile_case({"small-M split-K: 16x64, SPLITK 4", tile(1, 2, 4, 4, 4, 16, 4, 2, 4), 768, 3072});
-  compile_case({"largest: 256x128, 512 threads, 3 stages", tile(4, 4, 8, 8, 8, 16, 1, 3)});
-  compile_case({"largest: 128x256 BK 32 4 stages", tile(2, 4, 8, 8, 8, 32, 1, 4)});
+  compile_case({"smallest: 1x1 warps, 1x32 lanes, 1x4", simt_tile(1, 1, 1, 1, 4, 4, 1, 1)});
+  compile_case(
+      {"small-M split-K: 16x64, SPLITK 4", simt_tile(1, 2, 4, 4, 4, 16, 4, 2, 4), 768, 3072});
+  compile_case({"largest: 256x128, 512 threads, 3 stages", simt_tile(4, 4, 8, 8, 8, 16, 1, 3)});
+  compile_case({"largest: 128x256 BK 32 4 stages", simt_tile(2, 4, 8, 8, 8, 32, 1, 4)});
 }
 
 TEST(DenseF32Template, MinBlocksCapsRegistersWithoutSpills) {
-  auto params = tile(4, 2, 4, 8, 8, 8, 1, 3);
+  auto params = simt_tile(4, 2, 4, 8, 8, 8, 1, 3);
   params["MIN_BLOCKS"] = 2;
   compile_case({"128x128 bk8 cp.async3 MIN_BLOCKS=2", params});
-  params = tile(2, 2, 4, 8, 4, 16, 4, 2);
+  params = simt_tile(2, 2, 4, 8, 4, 16, 4, 2);
   params["MIN_BLOCKS"] = 2;
   compile_case({"64x64 bk16 vec4 MIN_BLOCKS=2", params});
 }
 
 TEST(DenseF32Template, EveryPipelineMode) {
   for (int stages = 1; stages <= 4; ++stages)
-    compile_case(
-        {"STAGES=" + std::to_string(stages), tile(4, 2, 4, 8, 8, 8, stages >= 3 ? 1 : 4, stages)});
+    compile_case({"STAGES=" + std::to_string(stages),
+                  simt_tile(4, 2, 4, 8, 8, 8, stages >= 3 ? 1 : 4, stages)});
 }
 
 TEST(DenseF32Template, EveryVectorWidth) {
   for (int vec : {1, 2, 4})
     compile_case(
-        {"VEC=" + std::to_string(vec) + " dynamic K", tile(2, 2, 8, 4, 4, 16, vec, 2), 0, 0});
+        {"VEC=" + std::to_string(vec) + " dynamic K", simt_tile(2, 2, 8, 4, 4, 16, vec, 2), 0, 0});
 }
 
 TEST(DenseF32Template, SplitKWithReduction) {
   compile_case(
-      {"SPLITK=16 cp.async", tile(1, 1, 4, 4, 4, 32, 1, 3, 16), 768, 3072, Epilogue::kBias});
+      {"SPLITK=16 cp.async", simt_tile(1, 1, 4, 4, 4, 32, 1, 3, 16), 768, 3072, Epilogue::kBias});
   compile_case(
-      {"SPLITK=3 dynamic N,K", tile(1, 4, 4, 4, 4, 8, 4, 2, 3), 0, 0, Epilogue::kBiasGelu});
+      {"SPLITK=3 dynamic N,K", simt_tile(1, 4, 4, 4, 4, 8, 4, 2, 3), 0, 0, Epilogue::kBiasGelu});
 }
 
 TEST(DenseF32Template, EveryEpilogue) {
   for (int e = 0; e <= 5; ++e)
-    compile_case({"EPILOGUE=" + std::to_string(e), tile(2, 2, 4, 4, 8, 8, 4, 2), 3072, 768,
+    compile_case({"EPILOGUE=" + std::to_string(e), simt_tile(2, 2, 4, 4, 8, 8, 4, 2), 3072, 768,
                   static_cast<Epilogue>(e)});
 }
 
 TEST(DenseF32Template, OddShapesAndNonPowerOfTwoThreadTiles) {
-  compile_case({"N=1000 K=771 (VEC falls back to 1)", tile(2, 2, 4, 8, 8, 8, 4, 2), 1000, 771,
+  compile_case({"N=1000 K=771 (VEC falls back to 1)", simt_tile(2, 2, 4, 8, 8, 8, 4, 2), 1000, 771,
                 Epilogue::kBiasRelu});
-  compile_case({"TM=3 TN=6", tile(2, 2, 8, 3, 6, 8, 2, 2), 1000, 771});
-  compile_case({"TM=6 TN=3 cp.async", tile(2, 2, 2, 6, 3, 16, 1, 4), 0, 0, Epilogue::kGelu});
+  compile_case({"TM=3 TN=6", simt_tile(2, 2, 8, 3, 6, 8, 2, 2), 1000, 771});
+  compile_case({"TM=6 TN=3 cp.async", simt_tile(2, 2, 2, 6, 3, 16, 1, 4), 0, 0, Epilogue::kGelu});
 }
 
 }  // namespace

@@ -25,62 +25,17 @@
 #include <vector>
 
 #include "measure/gpu_operands.h"
-
-#define DIETCODE_HOST_EMULATION 1
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __shared__
+#include "nvrtc/emu_dialect.h"
 
 struct __attribute__((may_alias, aligned(16))) uint4 {
   unsigned x, y, z, w;
 };
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
-struct __attribute__((may_alias, aligned(8))) float2 {
-  float x, y;
-};
-inline float2 make_float2(float x, float y) { return {x, y}; }
-struct EmuDim3 {
-  unsigned x = 0, y = 0, z = 0;
-};
-
-inline int min(int a, int b) { return a < b ? a : b; }
-
-inline EmuDim3 blockIdx, gridDim, blockDim;
-inline thread_local EmuDim3 threadIdx;
 
 // Shared memory of the one block that runs at a time (this header is included by one test).
 extern "C" {
 alignas(1024) uint4 dc_smem[227 * 1024 / 16];
 }
-
-class EmuBarrier {
- public:
-  void reset(int count) {
-    count_ = count;
-    waiting_ = 0;
-  }
-  void wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    const unsigned long generation = generation_;
-    if (++waiting_ == count_) {
-      waiting_ = 0;
-      ++generation_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return generation != generation_; });
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_ = 0, waiting_ = 0;
-  unsigned long generation_ = 0;
-};
-inline EmuBarrier emu_block_barrier;
-inline void __syncthreads() { emu_block_barrier.wait(); }
 
 // Warp-collective instructions: each lane posts its operands in its warp's mailbox, the warp
 // meets at a barrier, and each lane then reads what it needs from the others. Two mailboxes
