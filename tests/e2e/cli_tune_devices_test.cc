@@ -35,32 +35,6 @@ using ::testing::HasSubstr;
 
 const std::string kWorkload = test::test_data_dir() + "/tune_small.json";
 
-std::string read_file(const fs::path& path) {
-  std::error_code ec;
-  return fs::exists(path, ec) ? test::read_file(path.string()) : std::string();
-}
-
-std::vector<std::string> words(const std::string& args) {
-  std::vector<std::string> out;
-  std::istringstream in(args);
-  std::string word;
-  while (in >> word) out.push_back(word);
-  return out;
-}
-
-// Log lines without their timestamps.
-std::vector<std::string> without_timestamps(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    json j = json::parse(line);
-    j.erase("timestamp");
-    out.push_back(j.dump());
-  }
-  return out;
-}
-
 class CliTuneDevices : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -79,7 +53,7 @@ class CliTuneDevices : public ::testing::Test {
     else
       options.unset_env.push_back("DIETCODE_SIMULATED_GPUS");
     std::vector<std::string> argv = {"tune", kWorkload};
-    for (const std::string& w : words(args)) argv.push_back(w);
+    for (const std::string& w : test::words(args)) argv.push_back(w);
     return test::run_cli(argv, options);
   }
 
@@ -92,14 +66,15 @@ const std::string kArgs = "--simulate h100 --noise 0.05 --ops up --trials 24 --s
 
 TEST_F(CliTuneDevices, ThreeGpusWriteTheLogOneGpuWritesWhateverTheirSpeeds) {
   ASSERT_EQ(tune(kArgs + " -q -o one.jsonl --devices 0").exit_code, 0);
-  const std::vector<std::string> one = without_timestamps(read_file(dir_ / "one.jsonl"));
+  const std::vector<std::string> one =
+      test::log_without_timestamps(test::read_file_or_empty(dir_ / "one.jsonl"));
   ASSERT_GT(one.size(), 16u * 16);
 
   // GPU 0 slow, GPU 1 fast, GPU 2 in between: results arrive out of order.
   CommandResult three =
       tune(kArgs + " --json -o three.jsonl --devices 0,1,2", "delay_ms=30;delay_ms=1;delay_ms=8");
   ASSERT_EQ(three.exit_code, 0) << three.err;
-  EXPECT_EQ(without_timestamps(read_file(dir_ / "three.jsonl")), one);
+  EXPECT_EQ(test::log_without_timestamps(test::read_file_or_empty(dir_ / "three.jsonl")), one);
   const json summary = json::parse(three.out);
   EXPECT_EQ(summary["device"]["ordinals"], json::array({0, 1, 2}));
   EXPECT_THAT(three.err, HasSubstr("on 3 x simulated NVIDIA H100 80GB HBM3 (sm_90, GPUs 0,1,2)"));
@@ -108,7 +83,7 @@ TEST_F(CliTuneDevices, ThreeGpusWriteTheLogOneGpuWritesWhateverTheirSpeeds) {
   // Any arrival order: the slow one first this time, and GPUs chosen from a larger host.
   CommandResult other = tune(kArgs + " -q -o other.jsonl --devices 3,1", "");
   ASSERT_EQ(other.exit_code, 0) << other.err;
-  EXPECT_EQ(without_timestamps(read_file(dir_ / "other.jsonl")), one);
+  EXPECT_EQ(test::log_without_timestamps(test::read_file_or_empty(dir_ / "other.jsonl")), one);
 }
 
 TEST_F(CliTuneDevices, AGpuThatDiesMidRunChangesNothingInTheLog) {
@@ -118,8 +93,8 @@ TEST_F(CliTuneDevices, AGpuThatDiesMidRunChangesNothingInTheLog) {
   CommandResult run = tune(kArgs + " -o lost.jsonl --devices all",
                            "delay_ms=10;fail_after=0;delay_ms=10;delay_ms=10");
   ASSERT_EQ(run.exit_code, 0) << run.err;
-  EXPECT_EQ(without_timestamps(read_file(dir_ / "lost.jsonl")),
-            without_timestamps(read_file(dir_ / "one.jsonl")));
+  EXPECT_EQ(test::log_without_timestamps(test::read_file_or_empty(dir_ / "lost.jsonl")),
+            test::log_without_timestamps(test::read_file_or_empty(dir_ / "one.jsonl")));
   EXPECT_THAT(run.out,
               HasSubstr("GPU 1: 0 jobs (0 kernels), 0.0 s measuring, then dropped: simulated "
                         "GPU 1: the measurement worker died and cannot be restarted (a test "
@@ -134,7 +109,7 @@ TEST_F(CliTuneDevices, LosingEveryGpuExitsTwoKeepingWhatWasMeasured) {
                                       "simulated GPU [01]: the measurement worker died and "
                                       "cannot be restarted \\(a test double told to fail after "
                                       "[12] jobs\\)\n"));
-  EXPECT_FALSE(read_file(dir_ / "lost.jsonl").empty());
+  EXPECT_FALSE(test::read_file_or_empty(dir_ / "lost.jsonl").empty());
 }
 
 TEST_F(CliTuneDevices, BadListsAndMixedModelsExitOneWithTheirMessage) {
@@ -194,7 +169,7 @@ TEST_F(CliTuneDevices, KilledRunOnSeveralGpusResumesKeepingEveryCompletedLine) {
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
-  const std::string before = read_file(log);
+  const std::string before = test::read_file_or_empty(log);
   ASSERT_FALSE(before.empty());
   const std::string complete = before.substr(0, before.rfind('\n') + 1);
 
@@ -202,7 +177,7 @@ TEST_F(CliTuneDevices, KilledRunOnSeveralGpusResumesKeepingEveryCompletedLine) {
       tune("--simulate h100 --ops down --trials 32 --seed 5 --devices 0,1,2 --json -o killed.jsonl",
            "delay_ms=4;delay_ms=1;delay_ms=2");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  const std::string after = read_file(log);
+  const std::string after = test::read_file_or_empty(log);
   EXPECT_EQ(after.substr(0, complete.size()), complete);
   EXPECT_EQ(json::parse(resumed.out)["ops"][0]["trials"], 32);
 

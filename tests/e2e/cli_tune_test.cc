@@ -34,20 +34,6 @@ using ::testing::HasSubstr;
 
 const std::string kWorkload = test::test_data_dir() + "/tune_small.json";
 
-std::string read_file(const fs::path& path) {
-  std::error_code ec;
-  return fs::exists(path, ec) ? test::read_file(path.string()) : std::string();
-}
-
-// Splits a command line the way the shell would for these simple arguments.
-std::vector<std::string> words(const std::string& args) {
-  std::vector<std::string> out;
-  std::istringstream in(args);
-  std::string word;
-  while (in >> word) out.push_back(word);
-  return out;
-}
-
 class CliTune : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -62,21 +48,8 @@ class CliTune : public ::testing::Test {
     options.cwd = dir_.string();
     options.env = {{"DIETCODE_CACHE_DIR", (cache.empty() ? cache_ : cache).string()}};
     std::vector<std::string> argv = {"tune", kWorkload};
-    for (const std::string& w : words(args)) argv.push_back(w);
+    for (const std::string& w : test::words(args)) argv.push_back(w);
     return test::run_cli(argv, options);
-  }
-
-  // Measurement lines of a log, each without its timestamp.
-  static std::vector<std::string> without_timestamps(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    std::string line;
-    while (std::getline(in, line)) {
-      json j = json::parse(line);
-      j.erase("timestamp");
-      out.push_back(j.dump());
-    }
-    return out;
   }
 
   test::TempDir tmp_;
@@ -149,7 +122,7 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
   EXPECT_THAT(r.err, HasSubstr("up: round 1: 8 kernels (8 new)"));
   EXPECT_THAT(r.err, HasSubstr("SIMULATED"));
 
-  std::istringstream log(read_file(dir_ / "tune_small.jsonl"));
+  std::istringstream log(test::read_file_or_empty(dir_ / "tune_small.jsonl"));
   std::string line;
   std::set<std::string> kernels;
   int measurements = 0, quality = 0;
@@ -175,7 +148,7 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
   EXPECT_THAT(again.out, HasSubstr("resuming from 128 records of this workload and device"));
   EXPECT_THAT(again.out, HasSubstr("this run compiled 0 kernels"));
   EXPECT_THAT(again.out, HasSubstr("SIMULATED: these latencies come from a model"));
-  const std::string unchanged = read_file(dir_ / "tune_small.jsonl");
+  const std::string unchanged = test::read_file_or_empty(dir_ / "tune_small.jsonl");
   EXPECT_EQ(std::count(unchanged.begin(), unchanged.end(), '\n'), measurements + quality);
   CommandResult quiet = tune("--simulate h100 --ops up --trials 8 -q");
   EXPECT_EQ(quiet.exit_code, 0);
@@ -187,27 +160,28 @@ TEST_F(CliTune, SameSeedSameLogModuloTimestamps) {
   const std::string args = "--simulate h100 --noise 0.05 --ops up --trials 18 --seed 1 -q";
   ASSERT_EQ(tune(args + " -o a.jsonl").exit_code, 0);
   ASSERT_EQ(tune(args + " -o b.jsonl").exit_code, 0);
-  const auto a = without_timestamps(read_file(dir_ / "a.jsonl"));
+  const auto a = test::log_without_timestamps(test::read_file_or_empty(dir_ / "a.jsonl"));
   EXPECT_EQ(a.size(), 18u * 16 + 1);
-  EXPECT_EQ(a, without_timestamps(read_file(dir_ / "b.jsonl")));
+  EXPECT_EQ(a, test::log_without_timestamps(test::read_file_or_empty(dir_ / "b.jsonl")));
 }
 
 TEST_F(CliTune, FreshMovesTheOldLogAside) {
   const std::string args = "--simulate h100 --ops up --trials 8 --seed 1";
   ASSERT_EQ(tune(args + " -q").exit_code, 0);
-  const std::string old = read_file(dir_ / "tune_small.jsonl");
+  const std::string old = test::read_file_or_empty(dir_ / "tune_small.jsonl");
   CommandResult fresh = tune(args + " --fresh");
   ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
   std::vector<fs::path> moved;
   for (const auto& entry : fs::directory_iterator(dir_))
     if (entry.path().extension() == ".bak") moved.push_back(entry.path());
   ASSERT_EQ(moved.size(), 1u);
-  EXPECT_EQ(read_file(moved[0]), old);
+  EXPECT_EQ(test::read_file_or_empty(moved[0]), old);
   EXPECT_THAT(fresh.err, HasSubstr("tune_small.jsonl: moved the old log aside to " +
                                    moved[0].filename().string()));
   EXPECT_THAT(fresh.out, HasSubstr("new records are appended as they arrive"));
   // Started over: the same seed measured the same kernels again, into the new log.
-  EXPECT_EQ(without_timestamps(read_file(dir_ / "tune_small.jsonl")), without_timestamps(old));
+  EXPECT_EQ(test::log_without_timestamps(test::read_file_or_empty(dir_ / "tune_small.jsonl")),
+            test::log_without_timestamps(old));
 }
 
 TEST_F(CliTune, KilledRunResumesKeepingEveryCompletedRecordAndMeasuringNoPairTwice) {
@@ -238,14 +212,14 @@ TEST_F(CliTune, KilledRunResumesKeepingEveryCompletedRecordAndMeasuringNoPairTwi
   int status = 0;
   waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
-  const std::string before = read_file(log);
+  const std::string before = test::read_file_or_empty(log);
   ASSERT_FALSE(before.empty());
   const std::string complete = before.substr(0, before.rfind('\n') + 1);
 
   CommandResult resumed =
       tune("--simulate h100 --ops down --trials 18 --seed 5 --json -o killed.jsonl", cache);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  const std::string after = read_file(log);
+  const std::string after = test::read_file_or_empty(log);
   EXPECT_EQ(after.substr(0, complete.size()), complete);
   EXPECT_EQ(json::parse(resumed.out)["ops"][0]["trials"], 18);
 

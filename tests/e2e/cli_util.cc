@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 
@@ -190,6 +191,31 @@ void write_file(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << content;
   if (!out) throw std::runtime_error("write_file: cannot write " + path);
+}
+
+std::string read_file_or_empty(const std::filesystem::path& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec) ? read_file(path.string()) : std::string();
+}
+
+std::vector<std::string> words(const std::string& args) {
+  std::vector<std::string> out;
+  std::istringstream in(args);
+  std::string word;
+  while (in >> word) out.push_back(word);
+  return out;
+}
+
+std::vector<std::string> log_without_timestamps(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    j.erase("timestamp");
+    out.push_back(j.dump());
+  }
+  return out;
 }
 
 }  // namespace dietcode::test

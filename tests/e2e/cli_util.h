@@ -3,6 +3,7 @@
 // separately, an optional stdin, environment changes, a working directory and a time limit.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,7 +58,14 @@ class TempDir {
   std::string path_;
 };
 
-std::string read_file(const std::string& path);  // throws std::runtime_error
+std::string read_file(const std::string& path);                     // throws std::runtime_error
+std::string read_file_or_empty(const std::filesystem::path& path);  // "" when there is none
 void write_file(const std::string& path, const std::string& content);
+
+// Splits a command line the way the shell would for simple arguments (no quotes).
+std::vector<std::string> words(const std::string& args);
+
+// The lines of a tuning log, each without its timestamp: what must be equal between runs.
+std::vector<std::string> log_without_timestamps(const std::string& text);
 
 }  // namespace dietcode::test
