@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "e2e/cli_util.h"
+#include "e2e/tiny_pack_util.h"
 #include "search/tuning_log.h"
 
 namespace dietcode {
@@ -28,22 +29,7 @@ using test::CommandResult;
 using test::run_command;
 using ::testing::HasSubstr;
 
-// Three dense_f32 micro-kernels, each the fastest on a band of T; the middle one splits K, so
-// launches there take a workspace and a second (reduction) kernel.
-const MicroKernel kSmall{
-    "dense_f32",
-    {{"WARPS_M", 1}, {"WARPS_N", 2}, {"THREADS_M", 4}, {"THREADS_N", 8}, {"TM", 2}, {"TN", 4}}};
-const MicroKernel kSplit{"dense_f32",
-                         {{"WARPS_M", 1},
-                          {"WARPS_N", 2},
-                          {"THREADS_M", 4},
-                          {"THREADS_N", 8},
-                          {"TM", 2},
-                          {"TN", 4},
-                          {"SPLITK", 2}}};
-const MicroKernel kLarge{"dense_f32", {}};
-
-constexpr int kMaxT = 40;
+constexpr int kMaxT = int(test::kTinyMaxT);
 const std::string kStress = DIETCODE_STRESS_DIR;
 
 // Runs the stress client of this kind (plain, asan, tsan) on a pack, against the fake driver
@@ -105,29 +91,9 @@ class PackStressTest : public ::testing::Test {
 
   static void build_packs() {
     test::TempDir dir;
-    std::string workload = dir.write("tiny.json", R"({"name": "tiny",
-      "shape_vars": {"T": {"min": 1, "max": 40}},
-      "ops": [{"name": "proj", "op": "dense", "dtype": "float32", "M": "4*T", "N": 64, "K": 32}]})");
+    std::string workload = dir.write("tiny.json", test::kTinyWorkload);
     std::string log = dir.file("tiny.jsonl");
-    {
-      TuningLogWriter writer(log);
-      for (int64_t t = 1; t <= kMaxT; ++t)
-        for (const MicroKernel& mk : {kSmall, kSplit, kLarge}) {
-          const MicroKernel& best = t <= 12 ? kSmall : t <= 25 ? kSplit : kLarge;
-          TuningRecord r;
-          r.workload = "tiny";
-          r.op = "proj";
-          r.mk = mk;
-          r.shape = {{"T", t}};
-          r.gemm = {1, 4 * t, 64, 32};
-          r.device = "NVIDIA H100 80GB HBM3";
-          r.arch = "sm_90";
-          r.tool_version = "0.1.0";
-          r.timestamp = "2025-01-01T00:00:00.000Z";
-          r.latency_us = 3.0 + 0.1 * double(t) + (mk == best ? 0.0 : 1.0);
-          writer.append(r);
-        }
-    }
+    test::write_tiny_log(log);
     CommandOptions options;
     options.env = {{"DIETCODE_CACHE_DIR", dir.file("cache")}};
     CommandResult build =
@@ -302,16 +268,7 @@ TEST(PackArchDispatch, AnSm80AndSm90aPackLaunchesOnBothGpusAtOnce) {
     TuningLogWriter writer(log);
     for (int64_t t = 1; t <= 16; ++t)
       for (const MicroKernel& mk : {tc, wgmma}) {
-        TuningRecord r;
-        r.workload = "mixed";
-        r.op = "proj";
-        r.mk = mk;
-        r.shape = {{"T", t}};
-        r.gemm = {1, 8 * t, 128, 128};
-        r.device = "NVIDIA H100 80GB HBM3";
-        r.arch = "sm_90";
-        r.tool_version = "0.1.0";
-        r.timestamp = "2025-01-01T00:00:00.000Z";
+        TuningRecord r = test::h100_record("mixed", "proj", mk, t, {1, 8 * t, 128, 128});
         r.latency_us = 4.0 + ((mk == wgmma) == (t > 8) ? 0.0 : 1.0);
         writer.append(r);
       }

@@ -16,6 +16,7 @@
 
 #include "cli/inspect_pack.h"
 #include "common/error.h"
+#include "e2e/tiny_pack_util.h"
 #include "search/tuning_log.h"
 
 namespace dietcode {
@@ -45,23 +46,12 @@ Shell run(const std::string& command, const fs::path& dir) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
 }
 
-// Three dense_f32 micro-kernels that compile for the op below, each the fastest on one band
-// of T, and a fourth that once gave a wrong result (so it must never ship).
-const MicroKernel kSmall{
-    "dense_f32",
-    {{"WARPS_M", 1}, {"WARPS_N", 2}, {"THREADS_M", 4}, {"THREADS_N", 8}, {"TM", 2}, {"TN", 4}}};
-const MicroKernel kSplit{"dense_f32",
-                         {{"WARPS_M", 1},
-                          {"WARPS_N", 2},
-                          {"THREADS_M", 4},
-                          {"THREADS_N", 8},
-                          {"TM", 2},
-                          {"TN", 4},
-                          {"SPLITK", 2}}};
-const MicroKernel kLarge{"dense_f32", {}};
+// The tiny workload's three kernels (tiny_pack_util.h), and a fourth that once gave a wrong
+// result (so it must never ship).
+const MicroKernel& kSmall = test::kTinySmall;
+const MicroKernel& kSplit = test::kTinySplit;
+const MicroKernel& kLarge = test::kTinyLarge;
 const MicroKernel kWrong{"dense_f32", {{"TM", 4}}};
-
-MicroKernel best_for(int64_t t) { return t <= 12 ? kSmall : t <= 25 ? kSplit : kLarge; }
 
 class PackTest : public ::testing::Test {
  protected:
@@ -70,9 +60,7 @@ class PackTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     workload_ = (dir_ / "tiny.json").string();
-    std::ofstream(workload_) << R"({"name": "tiny",
-      "shape_vars": {"T": {"min": 1, "max": 40}},
-      "ops": [{"name": "proj", "op": "dense", "dtype": "float32", "M": "4*T", "N": 64, "K": 32}]})";
+    std::ofstream(workload_) << test::kTinyWorkload;
     log_ = (dir_ / "tiny.jsonl").string();
     write_log(log_, false);
     env_ = "DIETCODE_CACHE_DIR='" + (dir_ / "cache").string() + "' ";
@@ -85,21 +73,12 @@ class PackTest : public ::testing::Test {
     TuningLogWriter log(path);
     for (int64_t t = 1; t <= 40; ++t)
       for (const MicroKernel& mk : {kSmall, kSplit, kLarge, kWrong}) {
-        TuningRecord r;
-        r.workload = "tiny";
-        r.op = "proj";
-        r.mk = mk;
-        r.shape = {{"T", t}};
-        r.gemm = {1, 4 * t, 64, 32};
-        r.device = "NVIDIA H100 80GB HBM3";
-        r.arch = "sm_90";
+        TuningRecord r = test::h100_record("tiny", "proj", mk, t, {1, 4 * t, 64, 32});
         r.simulated = simulated;
-        r.tool_version = "0.1.0";
-        r.timestamp = "2025-01-01T00:00:00.000Z";
         if (mk == kWrong && t == 20) {
           r.status = MeasureStatus::kWrongResult;
         } else {
-          r.latency_us = 3.0 + 0.1 * double(t) + (mk == best_for(t) ? 0.0 : 1.0);
+          r.latency_us = 3.0 + 0.1 * double(t) + (mk == test::tiny_best_for(t) ? 0.0 : 1.0);
           if (mk == kWrong) *r.latency_us = 1.0;  // fastest of all, but wrong once
         }
         log.append(r);
@@ -186,7 +165,7 @@ TEST_F(PackTest, ACProgramLoadsThePackAndGetsTheTunedDispatch) {
   ASSERT_EQ(picked.size(), 46u);
   EXPECT_EQ(picked[0], -1);  // T = 0 is rejected
   for (int64_t t = 1; t <= 45; ++t)
-    EXPECT_EQ(picked[t], id_of(best_for(std::min<int64_t>(t, 40)))) << "T=" << t;
+    EXPECT_EQ(picked[t], id_of(test::tiny_best_for(std::min<int64_t>(t, 40)))) << "T=" << t;
   EXPECT_EQ(op["kernels"][id_of(kSplit)]["plan"]["reduce_entry"], "dietcode_dense_f32_reduce");
 
   // Argument checks, before any GPU work.
