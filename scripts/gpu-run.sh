@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole job on a GPU host, in one command (about 25 minutes on an H100):
 #   build -> GPU tests -> devices -> tune BERT-base dense -> build its pack -> bench it against
-#   cuBLAS and cuBLASLt -> run it under compute-sanitizer -> docs/results/<gpu>/ (JSON, CSV,
-#   SVG, README.md with the figures).
+#   cuBLAS and cuBLASLt -> time its launch overhead -> run it under compute-sanitizer ->
+#   docs/results/<gpu>/ (JSON, CSV, SVG, README.md with the figures).
 #
 #   scripts/gpu-run.sh [options]
 #     --budget MIN          total minutes to plan for (default 25); tuning gets what the other
@@ -188,6 +188,18 @@ for baseline in $baselines; do
     --json "$stem.json" --csv "$stem.csv" --plot "$stem.svg"
   cp "$OUT/bench-$baseline.log" "$stem.txt" 2>/dev/null
 done
+
+# --- 5a. launch overhead ---------------------------------------------------------------------------
+# The host-side cost of dietcode_launch against a bare cuLaunchKernel, from 1 and 16 threads, at
+# the smallest shape of the first op (tests/data/pack_stress; needs a one-variable op).
+stress_client="$repo/$build/tests/pack_stress/pack_stress_plain"
+first_op=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['ops'][0]['name'])" "$workload" 2>/dev/null)
+if [[ ! -f $pack || ! -x $stress_client || -z $first_op ]]; then
+  skipped launch-overhead "no pack or no stress client"
+else
+  step launch-overhead "$stress_client" "$pack" "$first_op" 1 bench 20000 &&
+    cp "$OUT/launch-overhead.log" "$results/$wl_name-launch-overhead.txt"
+fi
 
 # --- 5b. the pack under compute-sanitizer ------------------------------------------------------
 # Every op of the pack once, at the middle of its tuned range, through examples/c/run_pack

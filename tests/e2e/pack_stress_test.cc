@@ -235,6 +235,18 @@ TEST_F(PackStressTest, ExitWithThePackLoadedIsCleanWhicheverShutsDownFirst) {
   EXPECT_THAT(refused, HasSubstr("fake driver: module_unload after shutdown"));
 }
 
+// The launch-overhead bench (what scripts/gpu-run.sh runs on a GPU host) still runs, and
+// labels the stand-in driver's figures as such.
+TEST_F(PackStressTest, TheLaunchOverheadBenchRunsAndSaysWhatItMeasured) {
+  CommandResult r = stress("plain", {"bench", "2000"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary() << r.out;
+  EXPECT_THAT(r.out, HasSubstr("fake driver, CPU only, NOT a GPU figure (T=40, 2000 calls"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex("threads  1: dietcode_launch [0-9.]+ ns/call, "
+                                              "direct cuLaunchKernel [0-9.]+ ns/call"));
+  EXPECT_THAT(r.out, HasSubstr("threads 16: dietcode_launch "));
+  EXPECT_THAT(r.out, HasSubstr("ok bench\n"));
+}
+
 TEST_F(PackStressTest, AddressAndUndefinedBehaviorSanitizersFindNothing) {
   for (std::vector<std::string> scenario :
        {std::vector<std::string>{"concurrent"}, {"cycles", "30"}, {"checks"}}) {

@@ -7,7 +7,9 @@
 //   pack_stress LIB OP MAX_T concurrent   16 threads x 2 contexts x 3 streams launch at once
 //   pack_stress LIB OP MAX_T cycles N     N dlopen/dlclose cycles; no driver object may outlive one
 //   pack_stress LIB OP MAX_T checks       bad arguments: prints "check NAME = CODE | MESSAGE"
-//   pack_stress LIB OP MAX_T bench        ns per dietcode_launch and per direct cuLaunchKernel
+//   pack_stress LIB OP MAX_T bench [N]    ns per dietcode_launch and per direct cuLaunchKernel;
+//                                         also on a real driver (a GPU host), where it times
+//                                         the host-side cost of a launch
 //   pack_stress LIB OP MAX_T exit [pack-first]   launches, then exits with the pack still
 //                                         loaded: its destructor runs at exit, before or after
 //                                         the driver's (which then refuses calls), depending on
@@ -247,46 +249,59 @@ struct Run {
     release_contexts(contexts.size());
   }
 
-  // ns per call of f, over calls * threads calls made by `threads` threads at once, each on
-  // its own stream: wall time / calls, so with many threads it is the inverse throughput. The
-  // best of five tries, the one least disturbed by other work on the machine.
+  // ns per call of f, made by `threads` threads at once, each on its own stream: the time
+  // spent inside the calls, per thread, averaged. Calls go in batches of 256 with the stream
+  // synchronised (untimed) between batches, so on a real GPU the launch queue never fills and
+  // what is timed is the host-side cost of a launch, not the kernels. The best of five tries,
+  // the one least disturbed by other work on the machine.
   template <typename F>
   double time_calls(int threads, long calls, F f) {
+    constexpr long kBatch = 256;
     std::vector<CUcontext> contexts = retain_contexts();
     double best = 1e300;
     for (int attempt = 0; attempt < 5; ++attempt) {
-      std::atomic<int> ready{0}, done{0};
+      std::atomic<int> ready{0};
       std::atomic<bool> go{false};
+      std::vector<double> inside_ns(size_t(threads), 0.0);
       std::vector<std::thread> pool;
       for (int id = 0; id < threads; ++id)
-        pool.emplace_back([&] {
+        pool.emplace_back([&, id] {
           d.CtxSetCurrent(contexts[0]);
           CUstream s;
           d.StreamCreate(&s, 0);
           for (long i = 0; i < 1000; ++i) f(s);  // warm: kernels loaded, caches filled
+          d.StreamSynchronize(s);
           ++ready;
           while (!go) std::this_thread::yield();
-          for (long i = 0; i < calls; ++i) f(s);
-          ++done;
-          d.StreamSynchronize(s);
+          for (long done = 0; done < calls; done += kBatch) {
+            auto start = std::chrono::steady_clock::now();
+            for (long i = done; i < std::min(calls, done + kBatch); ++i) f(s);
+            inside_ns[size_t(id)] +=
+                std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
+                    .count();
+            d.StreamSynchronize(s);
+          }
           d.StreamDestroy(s);
           d.CtxSetCurrent(nullptr);
         });
       while (ready < threads) std::this_thread::yield();
-      auto start = std::chrono::steady_clock::now();
       go = true;
-      while (done < threads) std::this_thread::yield();
-      double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start)
-                      .count();
       for (std::thread& t : pool) t.join();
-      best = std::min(best, ns / (double(calls) * threads));
+      double mean = 0;
+      for (double ns : inside_ns) mean += ns / double(calls) / threads;
+      best = std::min(best, mean);
     }
     release_contexts(contexts.size());
     return best;
   }
 
+  // The pack's own cost per launch: dietcode_launch at T = MAX_T against cuLaunchKernel of an
+  // empty kernel with a 128-byte parameter, as large as DietcodeArgs. On the stand-in driver
+  // nothing runs (a CPU figure of the pack's own work); on a real driver (a GPU host) the
+  // pack's kernel runs on device buffers of 256 MiB each, enough for any op whose tensors hold
+  // up to 64M elements at that T.
   void bench(long calls) {
-    int64_t t = max_t;  // a kernel without split-K: one driver launch per call
+    int64_t t = max_t;
     std::vector<CUcontext> contexts = retain_contexts();
     d.CtxSetCurrent(contexts[0]);
     static const char kPtx[] =
@@ -297,22 +312,35 @@ struct Run {
     if (d.ModuleLoadDataEx(&module, kPtx, 0, nullptr, nullptr) != CUDA_SUCCESS ||
         d.ModuleGetFunction(&fn, module, "bench_kernel") != CUDA_SUCCESS)
       return failure("cannot load the direct-launch module");
+    void* tensors[3] = {address(0), address(1), address(2)};
+    if (d.real)
+      for (void*& p : tensors) {
+        CUdeviceptr dp = 0;
+        if (d.MemAlloc(&dp, size_t(256) << 20) != CUDA_SUCCESS)
+          return failure("cannot allocate 256 MiB on the GPU");
+        p = reinterpret_cast<void*>(dp);
+      }
     unsigned char args_struct[128] = {};
     void* params[] = {args_struct};
-    std::printf("fake driver, CPU only, NOT a GPU figure (T=%" PRId64 ", %ld calls per thread)\n",
+    std::printf("%s (T=%" PRId64 ", %ld calls per thread)\n",
+                d.real ? "real driver: host-side cost per launch on this GPU host"
+                       : "fake driver, CPU only, NOT a GPU figure",
                 t, calls);
     for (int threads : {1, 16}) {
       double pack_ns = time_calls(threads, calls, [&](CUstream s) {
-        if (launch(t, s)) failure("bench launch: %s", pack.last_error());
+        if (launch(t, s, tensors[0], tensors[1], tensors[2]))
+          failure("bench launch: %s", pack.last_error());
       });
       double direct_ns = time_calls(threads, calls, [&](CUstream s) {
         d.LaunchKernel(fn, 1, 2, 1, 128, 1, 1, 0, s, params, nullptr);
       });
       std::printf(
           "threads %2d: dietcode_launch %.1f ns/call, direct cuLaunchKernel %.1f ns/call "
-          "(wall time / all calls)\n",
+          "(time inside the calls, per thread)\n",
           threads, pack_ns, direct_ns);
     }
+    if (d.real)
+      for (void* p : tensors) d.MemFree(reinterpret_cast<CUdeviceptr>(p));
     d.ModuleUnload(module);
     d.CtxSetCurrent(nullptr);
     release_contexts(contexts.size());
@@ -344,7 +372,7 @@ int main(int argc, char** argv) {
     std::printf("%s exit\n", failures ? "FAILED" : "ok");
     return failures ? 1 : 0;  // the pack stays loaded
   }
-  if (!d.open()) return 2;
+  if (!d.open(scenario == "bench")) return 2;
   long n = std::atol(arg.c_str());
   if (scenario == "cycles") {
     run.cycles(int(n));

@@ -28,14 +28,18 @@ struct Driver {
   PFN_cuStreamDestroy_v4000 StreamDestroy = nullptr;
   PFN_cuStreamSynchronize_v2000 StreamSynchronize = nullptr;
   PFN_cuModuleLoadDataEx_v2010 ModuleLoadDataEx = nullptr;
+  PFN_cuMemAlloc_v3020 MemAlloc = nullptr;
+  PFN_cuMemFree_v3020 MemFree = nullptr;
+  bool real = false;  // a real driver (allowed for the bench scenario): no counters
   PFN_cuModuleUnload_v2000 ModuleUnload = nullptr;
   PFN_cuModuleGetFunction_v2000 ModuleGetFunction = nullptr;
   PFN_cuLaunchKernel_v4000 LaunchKernel = nullptr;
   FakeCudaStatsFn stats_fn = nullptr;
   long long (*stream_launches)(CUstream) = nullptr;
 
-  // False (with a message on stderr) when libcuda.so.1 is not the test double.
-  bool open() {
+  // False (with a message on stderr) when libcuda.so.1 is not the test double, unless
+  // allow_real: then a real driver is used as it is, without the double's counters.
+  bool open(bool allow_real = false) {
     lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) return std::fprintf(stderr, "dlopen libcuda.so.1: %s\n", dlerror()), false;
     auto get_proc =
@@ -43,7 +47,8 @@ struct Driver {
     stats_fn = reinterpret_cast<FakeCudaStatsFn>(dlsym(lib, "fake_cuda_stats"));
     stream_launches =
         reinterpret_cast<long long (*)(CUstream)>(dlsym(lib, "fake_cuda_stream_launches"));
-    if (!get_proc || !stats_fn || !stream_launches)
+    real = allow_real && get_proc && !stats_fn;
+    if (!get_proc || (!real && (!stats_fn || !stream_launches)))
       return std::fprintf(stderr, "libcuda.so.1 is not the fake driver\n"), false;
     bool ok = true;
     auto get = [&](const char* name, auto& fn) {
@@ -65,6 +70,8 @@ struct Driver {
     get("cuModuleUnload", ModuleUnload);
     get("cuModuleGetFunction", ModuleGetFunction);
     get("cuLaunchKernel", LaunchKernel);
+    get("cuMemAlloc", MemAlloc);
+    get("cuMemFree", MemFree);
     if (!ok || Init(0) != CUDA_SUCCESS)
       return std::fprintf(stderr, "the fake driver does not serve kernels\n"), false;
     return true;
