@@ -277,6 +277,14 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo "Plots: $plots."
   echo "Tables: \`$wl_name-vs-*.txt\`; rows: \`*.csv\`, \`*.json\`."
   echo
+  if [[ -f $results/$wl_name-launch-overhead.txt ]]; then
+    echo "## Launch overhead"
+    echo
+    echo '```'
+    cat "$results/$wl_name-launch-overhead.txt"
+    echo '```'
+    echo
+  fi
   echo "## Steps"
   echo
   echo '```'
