@@ -27,6 +27,10 @@ struct LaunchPlan {
   std::string reduce_entry;  // "" when the main kernel writes C itself
   int reduce_threads = 256;
   int min_alignment_bytes = 4;  // pointers a, b, c must be aligned to this (vector loads)
+  // > 0: the kernel has a TMA producer and takes, after DietcodeArgs, one CUtensorMap for A
+  // (boxes of tile_m x tma_box_k elements) and one for B (tile_n x tma_box_k), encoded per
+  // launch by src/pack/runtime/pack_tensor_maps.h. 0: DietcodeArgs is its only parameter.
+  int tma_box_k = 0;
 
   // Bytes of workspace for a shape (0 when none).
   int64_t workspace_bytes(const GemmShape& shape) const;
