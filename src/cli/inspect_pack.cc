@@ -63,10 +63,12 @@ std::string kernel_line(const json& k) {
     for (const auto& [entry, r] : entries.items())
       if (entry == plan["entry"])
         regs += fmt::format(", {} regs ({})", r["registers"].get<int>(), arch);
-  return fmt::format("{:>4}  {}  tile {}x{}, {} threads, split-K {}{}", k["id"].get<int>(),
+  // A TMA producer: the pack encodes tensor maps on every launch (a CUDA 12.0+ driver).
+  std::string tma = plan.value("tma_box_k", 0) > 0 ? ", TMA" : "";
+  return fmt::format("{:>4}  {}  tile {}x{}, {} threads, split-K {}{}{}", k["id"].get<int>(),
                      k["key"].get<std::string>(), plan["tile_m"].get<int>(),
                      plan["tile_n"].get<int>(), plan["threads"].get<int>(),
-                     plan["split_k"].get<int>(), regs);
+                     plan["split_k"].get<int>(), tma, regs);
 }
 
 void print_tree(const json& node, int indent) {

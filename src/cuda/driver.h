@@ -59,6 +59,9 @@ struct Driver {
   PFN_cuFuncSetAttribute_v9000 cuFuncSetAttribute = nullptr;
   PFN_cuFuncGetAttribute_v2020 cuFuncGetAttribute = nullptr;
   PFN_cuLaunchKernel_v4000 cuLaunchKernel = nullptr;
+  // Optional (null when the driver lacks it): tensor maps for kernels with a TMA producer.
+  // Only those kernels need it, so an older driver still serves everything else.
+  PFN_cuTensorMapEncodeTiled_v12000 cuTensorMapEncodeTiled = nullptr;
 
   // Memory.
   PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;

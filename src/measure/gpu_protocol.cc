@@ -11,7 +11,7 @@ using nlohmann::json;
 
 json kernel_to_json(const WorkerKernel& k) {
   const LaunchPlan& p = k.plan;
-  return {{"id", k.id},
+  json j = {{"id", k.id},
           {"image", json::binary(std::vector<uint8_t>(k.image.begin(), k.image.end()))},
           {"entry", p.entry},
           {"threads", p.threads},
@@ -21,7 +21,9 @@ json kernel_to_json(const WorkerKernel& k) {
           {"split_k", p.split_k},
           {"reduce_entry", p.reduce_entry},
           {"reduce_threads", p.reduce_threads},
-          {"min_alignment_bytes", p.min_alignment_bytes}};
+          {"min_alignment_bytes", p.min_alignment_bytes},
+          {"tma_box_k", p.tma_box_k}};
+  return j;
 }
 
 WorkerKernel kernel_from_json(const json& j) {
@@ -39,6 +41,8 @@ WorkerKernel kernel_from_json(const json& j) {
   p.reduce_entry = j.at("reduce_entry").get<std::string>();
   p.reduce_threads = j.at("reduce_threads").get<int>();
   p.min_alignment_bytes = j.at("min_alignment_bytes").get<int>();
+  p.tma_box_k = j.at("tma_box_k").get<int>();
+  if (p.tma_box_k < 0) throw std::invalid_argument("negative tma_box_k");
   return k;
 }
 

@@ -23,6 +23,7 @@
 #include "measure/gpu_measurer.h"
 #include "measure/gpu_operands.h"
 #include "measure/gpu_protocol.h"
+#include "pack/runtime/pack_tensor_maps.h"  // the same maps a pack encodes
 
 namespace dietcode {
 
@@ -40,8 +41,16 @@ struct Fault {
   bool context_lost = false;
 };
 
+// A kernel's tensor maps could not be made for a shape (a layout the TMA cannot address, a
+// driver without cuTensorMapEncodeTiled): the launch never happened, so the context is fine.
+class TensorMapError : public CudaError {
+ public:
+  using CudaError::CudaError;
+};
+
 // The candidate's fault, or nullopt when the error is the environment's.
 std::optional<Fault> classify(const CudaError& e) {
+  if (dynamic_cast<const TensorMapError*>(&e)) return Fault{MeasureStatus::kLaunchError, e.what()};
   switch (e.code()) {
     case CUDA_ERROR_INVALID_IMAGE:
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
@@ -192,10 +201,44 @@ class GpuWorker {
     return a;
   }
 
-  void launch(const LoadedKernel& k, const LaunchPlan& plan, const GemmShape& s,
-              DietcodeArgs a) const {
+  // The tensor maps of a kernel with a TMA producer, as a pack encodes them for the same call
+  // (none for other kernels). A layout the TMA cannot address, or a driver without the entry,
+  // fails the candidate as a launch with invalid arguments would: recorded, not fatal.
+  struct TensorMaps {
+    CUtensorMap map[dietcode_pack::kTensorMaps];
+  };
+  static TensorMaps tensor_maps(const LaunchPlan& plan, const DietcodeArgs& a, int elem_bytes) {
+    TensorMaps maps;
+    if (plan.tma_box_k <= 0) return maps;
     const Driver& d = driver();
-    void* params[] = {&a};
+    if (!d.cuTensorMapEncodeTiled)
+      throw TensorMapError(CUDA_ERROR_NOT_SUPPORTED,
+                           "the kernel copies with the TMA, but the NVIDIA driver has no "
+                           "cuTensorMapEncodeTiled (a driver for CUDA 12.0 or newer is needed)");
+    for (int which = 0; which < dietcode_pack::kTensorMaps; ++which) {
+      const bool is_a = which == dietcode_pack::kTensorMapA;
+      dietcode_pack::TensorMapLayout layout;
+      if (const char* why = dietcode_pack::tensor_map_layout(
+              which, a, is_a ? plan.tile_m : plan.tile_n, plan.tma_box_k, elem_bytes, &layout))
+        throw TensorMapError(CUDA_ERROR_INVALID_VALUE,
+                             fmt::format("the TMA cannot read operand {} (M={}, N={}, K={}, "
+                                         "batch={}): {}",
+                                         is_a ? "A" : "B", a.m, a.n, a.k, a.batch, why));
+      CUresult r =
+          dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layout, &maps.map[which]);
+      if (r != CUDA_SUCCESS)
+        throw TensorMapError(r, fmt::format("cuTensorMapEncodeTiled({}): {}", is_a ? "A" : "B",
+                                            cuda_error_name(r)));
+    }
+    return maps;
+  }
+
+  // Launches with maps made beforehand, so a timed launch does not include encoding them.
+  void launch(const LoadedKernel& k, const LaunchPlan& plan, const GemmShape& s, DietcodeArgs a,
+              const TensorMaps& maps) const {
+    const Driver& d = driver();
+    TensorMaps copy = maps;  // kernelParams are non-const
+    void* params[] = {&a, &copy.map[0], &copy.map[1]};  // the reduction reads only the first
     unsigned g[3];
     plan.grid(s, g);
     check(d.cuLaunchKernel(k.main, g[0], g[1], g[2], plan.threads, 1, 1, plan.dynamic_smem_bytes,
@@ -226,7 +269,9 @@ class GpuWorker {
     if (references_.size() >= kMaxCachedReferences) references_.clear();
     try {
       o.c.fill_bytes(0xFF);
-      launch(load(*c.reference), c.reference->plan, s, args(o, c, shape));
+      DietcodeArgs a = args(o, c, shape);
+      launch(load(*c.reference), c.reference->plan, s, a,
+             tensor_maps(c.reference->plan, a, dtype_bytes(c.op.dtype)));
       context_->synchronize();
       return references_[key] = download_c(o, c.op, s);
     } catch (const CudaError& e) {  // our kernel, not the candidate: a bug to report as such
@@ -253,7 +298,8 @@ class GpuWorker {
       for (size_t i = 0; i < c.check_shapes.size(); ++i) {
         const GemmShape& s = c.shapes[size_t(c.check_shapes[i])];
         o.c.fill_bytes(0xFF);  // NaN: an element the kernel never writes cannot pass
-        launch(k, c.kernel.plan, s, args(o, c, size_t(c.check_shapes[i])));
+        DietcodeArgs a = args(o, c, size_t(c.check_shapes[i]));
+        launch(k, c.kernel.plan, s, a, tensor_maps(c.kernel.plan, a, dtype_bytes(c.op.dtype)));
         context_->synchronize();
         if (wants.empty()) continue;
         OutputComparison cmp = compare_outputs(download_c(o, c.op, s), wants[i], s, c.op.dtype);
@@ -318,9 +364,11 @@ class GpuWorker {
           LoadedKernel& k = load(c.kernel);
           const Operands& o = operands_.at(c.op.name);
           for (size_t s = 0; s < c.shapes.size(); ++s) {
+            DietcodeArgs a = args(o, c, s);
+            TensorMaps maps = tensor_maps(c.kernel.plan, a, dtype_bytes(c.op.dtype));
             if (flush) flush_.fill_words(uint32_t(round));
             events[i][s].first.record(nullptr);
-            launch(k, c.kernel.plan, c.shapes[s], args(o, c, s));
+            launch(k, c.kernel.plan, c.shapes[s], a, maps);
             events[i][s].second.record(nullptr);
           }
           for (size_t s = 0; s < c.shapes.size(); ++s) {

@@ -279,7 +279,8 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
                      ", " + std::to_string(plan.dynamic_smem_bytes) + ", " +
                      std::to_string(plan.tile_m) + ", " + std::to_string(plan.tile_n) + ", " +
                      std::to_string(plan.split_k) + ", " + std::to_string(plan.reduce_threads) +
-                     ", " + std::to_string(plan.min_alignment_bytes) + ", cubins_" + kid + ", " +
+                     ", " + std::to_string(plan.min_alignment_bytes) + ", " +
+                     std::to_string(plan.tma_box_k) + ", cubins_" + kid + ", " +
                      std::to_string(n_images) + ", " + ptx + ", " + ptx_cc + "},\n";
     }
     ops_c += "const KernelDesc kernels_" + id + "[] = {\n" + kernel_rows + "};\n";

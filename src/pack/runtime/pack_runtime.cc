@@ -10,7 +10,8 @@
  *               and the modules/functions loaded so far. Kernels load once per context, lazily.
  *   unloading   unload_pack gives it all back when the pack is dlclose'd.
  *   launch      fill DietcodeArgs, launch the main kernel with it as the single by-value
- *               parameter, then the split-K reduction if the plan has one.
+ *               parameter (followed, for a kernel with a TMA producer, by the tensor maps of
+ *               A and B, encoded for the call), then the split-K reduction if the plan has one.
  *
  * Threads and streams: the registry is guarded by one mutex held only to create a context's
  * state or load a kernel. Launching an already-loaded kernel takes no lock: each thread keeps
@@ -45,6 +46,7 @@
 
 #include "pack_runtime_checks.h"
 #include "pack_runtime_driver.h"
+#include "pack_tensor_maps.h"
 
 namespace dietcode_pack {
 namespace {
@@ -270,10 +272,64 @@ int check_grid(const OpDesc& op, int index, const DietcodeArgs& a, int64_t grid[
   return DIETCODE_OK;
 }
 
+// The tensor maps of a TMA kernel's A and B for a call. Encoding costs a driver call per map,
+// so each thread keeps the last maps it encoded for each operand and reuses one when the call
+// has the same layout (pointer, extents, strides, box): a model serving the same shapes from
+// the same buffers encodes nothing after its first launch. Thread-local, hence lock-free;
+// trivially destructible, so safe in a library that is dlclose'd.
+struct CachedTensorMap {
+  bool valid;
+  TensorMapLayout layout;
+  CUtensorMap map;
+};
+thread_local CachedTensorMap t_tensor_maps[kTensorMaps];
+
+bool same_layout(const TensorMapLayout& x, const TensorMapLayout& y) {
+  return x.base == y.base && std::memcmp(x.dims, y.dims, sizeof x.dims) == 0 &&
+         std::memcmp(x.strides, y.strides, sizeof x.strides) == 0 &&
+         std::memcmp(x.box, y.box, sizeof x.box) == 0;
+}
+
+int tensor_maps(const OpDesc& op, const KernelDesc& k, const DietcodeArgs& a,
+                CUtensorMap* maps[kTensorMaps]) {
+  const Driver& d = driver();
+  if (!d.TensorMapEncodeTiled)
+    return fail(DIETCODE_ERR_NO_DEVICE,
+                "op %s: the chosen kernel copies with the TMA, but the NVIDIA driver has no "
+                "cuTensorMapEncodeTiled (a driver for CUDA 12.0 or newer is needed)",
+                op.name);
+  for (int which = 0; which < kTensorMaps; ++which) {
+    TensorMapLayout layout;
+    int rows = which == kTensorMapA ? k.tile_m : k.tile_n;
+    if (const char* why = tensor_map_layout(which, a, rows, k.tma_box_k, op.elem_bytes, &layout))
+      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                  "op %s: argument %s cannot be read by this kernel's TMA copies: %s", op.name,
+                  op.arg_names[which == kTensorMapA ? 0 : 1], why);
+    CachedTensorMap& c = t_tensor_maps[which];
+    if (!c.valid || !same_layout(c.layout, layout)) {
+      c.valid = false;
+      CUresult r = encode_tensor_map(d.TensorMapEncodeTiled, layout, &c.map);
+      if (r != CUDA_SUCCESS)
+        return cuda_fail(r, which == kTensorMapA ? "cuTensorMapEncodeTiled (A)"
+                                                 : "cuTensorMapEncodeTiled (B)",
+                         op.name);
+      c.layout = layout;
+      c.valid = true;
+    }
+    maps[which] = &c.map;
+  }
+  return DIETCODE_OK;
+}
+
 int launch(const OpDesc& op, const LoadedKernel& fn, const KernelDesc& k, DietcodeArgs& a,
            const int64_t grid[3], CUstream stream, const ContextState& s) {
   const Driver& d = driver();
-  void* params[] = {&a};
+  // A kernel with a TMA producer takes its tensor maps after the arguments; the reduction
+  // never does. cuLaunchKernel copies the parameters, so the cached maps may change after it.
+  CUtensorMap* maps[kTensorMaps] = {nullptr, nullptr};
+  if (k.tma_box_k > 0)
+    if (int status = tensor_maps(op, k, a, maps)) return status;
+  void* params[] = {&a, maps[kTensorMapA], maps[kTensorMapB]};
   int64_t bytes = workspace_bytes(k, a);
   CUdeviceptr workspace = 0;
   CUresult r;

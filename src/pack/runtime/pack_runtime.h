@@ -42,6 +42,9 @@ struct KernelDesc {
   int split_k;
   int reduce_threads;
   int min_alignment_bytes; /* pointers a, b, c must be aligned to this */
+  /* > 0: the kernel has a TMA producer and takes, after DietcodeArgs, a tensor map of A (boxes
+   * of tile_m x tma_box_k elements) and one of B (tile_n x tma_box_k), pack_tensor_maps.h */
+  int tma_box_k;
   const CubinImage* cubins;
   int n_cubins;
   const char* ptx; /* NUL-terminated PTX for a newer GPU, or NULL */

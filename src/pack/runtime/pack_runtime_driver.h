@@ -55,6 +55,9 @@ struct Driver {
   PFN_cuMemAlloc_v3020 MemAlloc = nullptr;
   PFN_cuMemFree_v3020 MemFree = nullptr;
   PFN_cuStreamSynchronize_v2000 StreamSynchronize = nullptr;
+  // Optional: only kernels with a TMA producer need it, and a pack without them runs on a
+  // driver that lacks it. Null then; such a kernel's launch says so.
+  PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncodeTiled = nullptr;
 };
 
 void load_driver(Driver& d) {
@@ -106,6 +109,14 @@ void load_driver(Driver& d) {
   get("cuMemFree", d.MemFree);
   get("cuStreamSynchronize", d.StreamSynchronize);
   if (!ok) return;
+  {
+    void* p = nullptr;
+    CUdriverProcAddressQueryResult found;
+    if (get_proc("cuTensorMapEncodeTiled", &p, kDriverApi, CU_GET_PROC_ADDRESS_LEGACY_STREAM,
+                 &found) == CUDA_SUCCESS &&
+        found == CU_GET_PROC_ADDRESS_SUCCESS)
+      d.TensorMapEncodeTiled = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }
   CUresult r = d.Init(0);
   if (r == CUDA_ERROR_NO_DEVICE) {
     d.why = "no CUDA-capable GPU found (the driver is installed)";
