@@ -298,22 +298,26 @@ int tensor_maps(const OpDesc& op, const KernelDesc& k, const DietcodeArgs& a,
                 "op %s: the chosen kernel copies with the TMA, but the NVIDIA driver has no "
                 "cuTensorMapEncodeTiled (a driver for CUDA 12.0 or newer is needed)",
                 op.name);
+  // Both layouts first, so a refused operand costs no driver call.
+  TensorMapLayout layouts[kTensorMaps];
   for (int which = 0; which < kTensorMaps; ++which) {
-    TensorMapLayout layout;
     int rows = which == kTensorMapA ? k.tile_m : k.tile_n;
-    if (const char* why = tensor_map_layout(which, a, rows, k.tma_box_k, op.elem_bytes, &layout))
+    if (const char* why =
+            tensor_map_layout(which, a, rows, k.tma_box_k, op.elem_bytes, &layouts[which]))
       return fail(DIETCODE_ERR_INVALID_ARGUMENT,
                   "op %s: argument %s cannot be read by this kernel's TMA copies: %s", op.name,
                   op.arg_names[which == kTensorMapA ? 0 : 1], why);
+  }
+  for (int which = 0; which < kTensorMaps; ++which) {
     CachedTensorMap& c = t_tensor_maps[which];
-    if (!c.valid || !same_layout(c.layout, layout)) {
+    if (!c.valid || !same_layout(c.layout, layouts[which])) {
       c.valid = false;
-      CUresult r = encode_tensor_map(d.TensorMapEncodeTiled, layout, &c.map);
+      CUresult r = encode_tensor_map(d.TensorMapEncodeTiled, layouts[which], &c.map);
       if (r != CUDA_SUCCESS)
         return cuda_fail(r, which == kTensorMapA ? "cuTensorMapEncodeTiled (A)"
                                                  : "cuTensorMapEncodeTiled (B)",
                          op.name);
-      c.layout = layout;
+      c.layout = layouts[which];
       c.valid = true;
     }
     maps[which] = &c.map;

@@ -6,12 +6,14 @@
  * and records which entry points were asked for at which ABI version, so a test can check the
  * loader asks by version. Environment knobs, read on every call:
  *   FAKE_CUDA_INIT_RESULT=N   cuInit returns CUresult N (100: CUDA_ERROR_NO_DEVICE)
- *   FAKE_CUDA_MISSING=NAME    cuGetProcAddress reports NAME as not found
+ *   FAKE_CUDA_MISSING=NAME    cuGetProcAddress reports NAME as not found (a driver older
+ *                             than the entry point: cuTensorMapEncodeTiled for a CUDA 11 one)
  *   FAKE_CUDA_DEVICES=N       N devices (default 1, at most 8)
  *   FAKE_CUDA_CC=90,80        compute capability of device 0, 1, ... (default 90 for all)
  *   FAKE_CUDA_KERNELS=1       also serve primary contexts, streams, modules, launches and
  *                             memory (fake_cuda_context.c, _module.c, _memory.c): enough for a
- *                             kernel pack to load and launch, with nothing run
+ *                             kernel pack to load and launch, with nothing run, and the tensor
+ *                             maps of TMA kernels (fake_cuda_tensor_map.c)
  *   FAKE_CUDA_NO_POOLS=1      a device without memory pools
  *   FAKE_CUDA_MAX_ALLOC=B     allocations above B bytes fail (default 1 GiB)
  * Without FAKE_CUDA_KERNELS only the initialisation and device-query calls do anything, as a
@@ -224,8 +226,8 @@ FAKE_EXPORT CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int ver
     if (strcmp(entries[i].name, symbol) == 0) *pfn = entries[i].fn;
   }
   if (!*pfn && kernels_enabled() && !(*pfn = fake_context_entry(symbol)) &&
-      !(*pfn = fake_module_entry(symbol)))
-    *pfn = fake_memory_entry(symbol);
+      !(*pfn = fake_module_entry(symbol)) && !(*pfn = fake_memory_entry(symbol)))
+    *pfn = fake_tensor_map_entry(symbol);
   if (!*pfn) *pfn = (void*)fake_not_supported;
   if (status) *status = CU_GET_PROC_ADDRESS_SUCCESS;
   return CUDA_SUCCESS;
@@ -261,4 +263,5 @@ FAKE_EXPORT void fake_cuda_stats(FakeCudaStats* out) {
   out->rejected_launches = atomic_load(&g_fake.rejected_launches);
   out->modules_loaded = atomic_load(&g_fake.modules_loaded);
   out->allocations = atomic_load(&g_fake.allocations);
+  out->tensor_map_encodes = atomic_load(&g_fake.tensor_map_encodes);
 }

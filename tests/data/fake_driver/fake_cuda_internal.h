@@ -36,6 +36,7 @@ struct CUfunc_st {
   struct CUmod_st* module;
   struct CUfunc_st* next;
   atomic_int max_dynamic_smem; /* opted-in limit, 48 KB until cuFuncSetAttribute */
+  int params; /* declared in the image (fake_function_params); -1 when it says nothing */
   char name[256];
 };
 
@@ -66,6 +67,7 @@ struct fake_state {
   atomic_llong live_modules, live_allocations, live_pools, live_streams, retained;
   atomic_llong launches, rejected_launches, modules_loaded, allocations;
   atomic_llong null_stream_launches;
+  atomic_llong tensor_map_encodes;
   atomic_int shut_down; /* set by the double's destructor at exit or unload */
 };
 
@@ -91,6 +93,13 @@ struct CUctx_st* fake_live_ctx(CUcontext ctx);
 void* fake_context_entry(const char* name);
 void* fake_module_entry(const char* name);
 void* fake_memory_entry(const char* name);
+void* fake_tensor_map_entry(const char* name);
+
+/* Tensor maps (fake_cuda_tensor_map.c). How many parameters kernel `name` of an image takes,
+ * -1 when the image does not say; whether params[1..n_params) are maps, remembering them as
+ * the calling thread's last launch's (CUDA_ERROR_INVALID_VALUE when one is not). */
+int fake_function_params(const unsigned char* image, size_t size, const char* name);
+CUresult fake_tensor_map_params(int n_params, void** params);
 /* FAKE_CUDA_NO_POOLS unset or 0. */
 int fake_pools_supported(void);
 

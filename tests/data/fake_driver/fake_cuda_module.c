@@ -118,6 +118,7 @@ static CUresult module_get_function(CUfunction* function, CUmodule module, const
     f->magic = kFunctionMagic;
     f->module = module;
     atomic_init(&f->max_dynamic_smem, 48 * 1024);
+    f->params = fake_function_params(module->image, module->size, name);
     strcpy(f->name, name);
     f->next = module->functions;
     module->functions = f;
@@ -162,9 +163,10 @@ static CUresult check_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz
     return CUDA_ERROR_INVALID_VALUE;
   if ((int)smem > atomic_load(&f->max_dynamic_smem) || smem > 0x7fffffffu)
     return CUDA_ERROR_INVALID_VALUE;
-  /* Every kernel of a pack takes one by-value argument, passed through kernelParams. */
+  /* Every kernel of a pack takes one by-value argument, passed through kernelParams, and a
+   * kernel with a TMA producer tensor maps after it. */
   if (!params || extra || !params[0]) return CUDA_ERROR_INVALID_VALUE;
-  return CUDA_SUCCESS;
+  return fake_tensor_map_params(f->params, params);
 }
 
 static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
