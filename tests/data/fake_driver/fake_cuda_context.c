@@ -1,9 +1,10 @@
 /* TEST DOUBLE of the driver's contexts and streams (see fake_cuda.c): one primary context per
  * device with a retain count, a thread-local current context, and streams that count the
- * kernels launched on them. */
+ * kernels launched on them, and events that record the host's clock. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fake_cuda_internal.h"
 
@@ -120,6 +121,66 @@ static CUresult stream_synchronize(CUstream stream) {
   return fake_live_ctx(stream ? stream->ctx : t_current) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* Events record the host's clock: nothing runs on the double, so an elapsed time is the host
+ * time between two records, never a kernel's time. */
+struct fake_event {
+  int magic;
+  int recorded;
+  struct timespec at;
+};
+enum { kEventMagic = 0x45564e31 };
+
+static CUresult event_create(CUevent* event, unsigned int flags) {
+  (void)flags;
+  if (!event) return CUDA_ERROR_INVALID_VALUE;
+  if (!fake_live_ctx(t_current)) return CUDA_ERROR_INVALID_CONTEXT;
+  struct fake_event* e = calloc(1, sizeof *e);
+  if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+  e->magic = kEventMagic;
+  *event = (CUevent)e;
+  return CUDA_SUCCESS;
+}
+
+static struct fake_event* live_event(CUevent event) {
+  struct fake_event* e = (struct fake_event*)event;
+  return e && e->magic == kEventMagic ? e : NULL;
+}
+
+static CUresult event_record(CUevent event, CUstream stream) {
+  FAKE_SHUT_DOWN_GUARD();
+  struct fake_event* e = live_event(event);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  if (stream && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD &&
+      stream->magic != kStreamMagic)
+    return CUDA_ERROR_INVALID_HANDLE;
+  clock_gettime(CLOCK_MONOTONIC, &e->at);
+  e->recorded = 1;
+  return CUDA_SUCCESS;
+}
+
+static CUresult event_synchronize(CUevent event) {
+  return live_event(event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult event_elapsed(float* ms, CUevent start, CUevent end) {
+  struct fake_event* a = live_event(start);
+  struct fake_event* b = live_event(end);
+  if (!ms || !a || !b) return CUDA_ERROR_INVALID_HANDLE;
+  if (!a->recorded || !b->recorded) return CUDA_ERROR_INVALID_HANDLE;
+  *ms = (float)((double)(b->at.tv_sec - a->at.tv_sec) * 1e3 +
+                (double)(b->at.tv_nsec - a->at.tv_nsec) / 1e6);
+  return CUDA_SUCCESS;
+}
+
+static CUresult event_destroy(CUevent event) {
+  FAKE_SHUT_DOWN_GUARD();
+  struct fake_event* e = live_event(event);
+  if (!e) return CUDA_ERROR_INVALID_HANDLE;
+  e->magic = kDeadMagic;
+  free(e);
+  return CUDA_SUCCESS;
+}
+
 void* fake_context_entry(const char* name) {
   static const struct {
     const char* name;
@@ -136,6 +197,11 @@ void* fake_context_entry(const char* name) {
       {"cuStreamCreate", (void*)stream_create},
       {"cuStreamDestroy", (void*)stream_destroy},
       {"cuStreamSynchronize", (void*)stream_synchronize},
+      {"cuEventCreate", (void*)event_create},
+      {"cuEventRecord", (void*)event_record},
+      {"cuEventSynchronize", (void*)event_synchronize},
+      {"cuEventElapsedTime", (void*)event_elapsed},
+      {"cuEventDestroy", (void*)event_destroy},
   };
   for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i)
     if (strcmp(entries[i].name, name) == 0) return entries[i].fn;

@@ -108,6 +108,37 @@ static CUresult free_async(CUdeviceptr ptr, CUstream stream) {
   return release(ptr);
 }
 
+/* Copies and fills: device memory is host memory here. Enough for dietcode's measurement
+ * worker to stage its operands on the double. */
+static CUresult memcpy_htod(CUdeviceptr dst, const void* src, size_t bytes) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+  memcpy((void*)(uintptr_t)dst, src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult memcpy_dtoh(void* dst, CUdeviceptr src, size_t bytes) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (!dst || !src) return CUDA_ERROR_INVALID_VALUE;
+  memcpy(dst, (const void*)(uintptr_t)src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult memset_d8(CUdeviceptr dst, unsigned char value, size_t n) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (!dst) return CUDA_ERROR_INVALID_VALUE;
+  memset((void*)(uintptr_t)dst, value, n);
+  return CUDA_SUCCESS;
+}
+
+static CUresult memset_d32(CUdeviceptr dst, unsigned int value, size_t n) {
+  FAKE_SHUT_DOWN_GUARD();
+  if (!dst || dst % 4 != 0) return CUDA_ERROR_INVALID_VALUE;
+  unsigned int* words = (unsigned int*)(uintptr_t)dst;
+  for (size_t i = 0; i < n; ++i) words[i] = value;
+  return CUDA_SUCCESS;
+}
+
 void* fake_memory_entry(const char* name) {
   static const struct {
     const char* name;
@@ -120,6 +151,10 @@ void* fake_memory_entry(const char* name) {
       {"cuMemPoolDestroy", (void*)pool_destroy},
       {"cuMemAllocFromPoolAsync", (void*)alloc_from_pool_async},
       {"cuMemFreeAsync", (void*)free_async},
+      {"cuMemcpyHtoD", (void*)memcpy_htod},
+      {"cuMemcpyDtoH", (void*)memcpy_dtoh},
+      {"cuMemsetD8", (void*)memset_d8},
+      {"cuMemsetD32", (void*)memset_d32},
   };
   for (size_t i = 0; i < sizeof entries / sizeof entries[0]; ++i)
     if (strcmp(entries[i].name, name) == 0) return entries[i].fn;
