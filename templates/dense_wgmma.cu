@@ -15,16 +15,22 @@
 //   when every consumer thread has released s (after wgmma.wait_group says the MMAs that read
 //   it are done). Pipeline position it = (stage it % STAGES, parity (it / STAGES) & 1) is
 //   counted the same way on both sides, across the M tiles a block visits.
-// * The producer copies 16-byte chunks with cp.async, zero-filling rows past M (N) and chunks
-//   past the K slice (local padding: the MMAs run unpredicated). When K is not a multiple of 8
-//   it falls back to guarded 2-byte loads and plain shared stores, then a plain arrival.
-//   Consumers fence the generic proxy against the async proxy after acquiring a stage.
+// * PRODUCER 0: the producer warpgroup copies 16-byte chunks with cp.async, zero-filling rows
+//   past M (N) and chunks past the K slice (local padding: the MMAs run unpredicated). When K
+//   is not a multiple of 8 it falls back to guarded 2-byte loads and plain shared stores, then
+//   a plain arrival. Consumers fence the generic proxy against the async proxy after acquiring
+//   a stage.
+// * PRODUCER 1: one thread of the producer warpgroup issues two TMA tensor copies per stage
+//   (a BM x 64 box of X, a BN x 64 box of W) that land already swizzled and complete on full[s]
+//   by transaction bytes; the TMA fills what lies past M, N or K with zeros, so padding costs
+//   nothing. The host passes the two tensor maps after the args (pack_tensor_maps.h). Needs
+//   K % 8 == 0 (16-byte row pitch): the space offers it only for a static K that is.
 // * One wgmma group stays in flight: consumers commit tile t's four k16 MMAs, wait until at
 //   most one group is pending, then release tile t-1's stage.
 // * SPLITK > 1: slice s writes raw fp32 sums to workspace[batch][SPLITK][M][N];
 //   dietcode_dense_wgmma_reduce adds them in a fixed order and applies the epilogue.
 // * Launch: grid (ceil(N/BN), min(ceil(M/BM), 65535), batch*SPLITK), 128 * (1 + WG_M)
-//   threads, dynamic shared memory STAGES * (BM + BN) * 128 + 2048 bytes (tiles start at the
+//   threads, params (args) or with PRODUCER 1 (args, map of X, map of W), dynamic shared memory STAGES * (BM + BN) * 128 + 2048 bytes (tiles start at the
 //   next 1024-byte boundary; the barriers follow them). X, W, Y 16-byte aligned.
 
 #include "dietcode_args.h"
@@ -48,6 +54,9 @@
 #ifndef STAGES
 #define STAGES 4
 #endif
+#ifndef PRODUCER
+#define PRODUCER 0  // 0: cp.async from the producer warpgroup; 1: TMA tensor copies
+#endif
 
 #if WG_M != 1 && WG_M != 2
 #error "WG_M must be 1 or 2"
@@ -64,6 +73,12 @@
 #if STAGES < 2 || STAGES > 6
 #error "STAGES must be in 2..6"
 #endif
+#if PRODUCER != 0 && PRODUCER != 1
+#error "PRODUCER must be 0 (cp.async) or 1 (TMA)"
+#endif
+#if PRODUCER == 1 && defined(STATIC_K) && STATIC_K % 8 != 0
+#error "the TMA producer needs K % 8 == 0 (rows 16-byte aligned)"
+#endif
 
 namespace dc {
 
@@ -78,6 +93,8 @@ constexpr int kStageBytes = kStageABytes + kStageBBytes;
 constexpr int kBarrierBytes = 1024;  // 2 * STAGES mbarriers of 8 bytes, padded
 constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + kBarrierBytes;  // + alignment slack
 constexpr int kAcc = BN / 2;  // fp32 accumulators per consumer thread
+// Arrivals that complete a full barrier: every producer thread's, or the TMA issuer's alone.
+constexpr unsigned kFullArrivals = PRODUCER == 1 ? 1 : 128;
 static_assert(kStageABytes % 1024 == 0 && kStageBBytes % 1024 == 0,
               "every tile must start on a 1024-byte swizzle boundary");
 
@@ -158,13 +175,20 @@ struct Ring {
 }  // namespace dc
 
 extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
+#if PRODUCER == 1
+    dietcode_dense_wgmma(DietcodeArgs args, const __grid_constant__ dc::TensorMap map_a,
+                         const __grid_constant__ dc::TensorMap map_b) {
+#else
     dietcode_dense_wgmma(DietcodeArgs args) {
+#endif
   using namespace dc;
   extern __shared__ uint4 dc_smem[];
   unsigned char* smem_raw = reinterpret_cast<unsigned char*>(dc_smem);
   const unsigned raw = shared_address(smem_raw);
   const unsigned tiles = (raw + 1023u) & ~1023u;  // the swizzle repeats every 1024 bytes
-  unsigned char* tiles_ptr = smem_raw + (tiles - raw);
+#if PRODUCER == 0
+  unsigned char* tiles_ptr = smem_raw + (tiles - raw);  // the scalar path's plain stores
+#endif
   const unsigned bars = tiles + STAGES * kStageBytes;
   auto full_bar = [&](int s) { return bars + 8u * s; };
   auto empty_bar = [&](int s) { return bars + 8u * (STAGES + s); };
@@ -172,16 +196,21 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   const int m = (int)args.m;
   const int n = extent_n(args);
   const int k = extent_k(args);
+#if PRODUCER == 0
   const bool k_aligned = k % 8 == 0;
+#endif
 
   const int tid = threadIdx.x;
   const int wg = tid >> 7;  // 0: producer; 1..WG_M: consumers
 
   if (tid == 0) {
     for (int s = 0; s < STAGES; ++s) {
-      mbar_init(full_bar(s), 128);          // one arrival per producer thread
+      mbar_init(full_bar(s), kFullArrivals);
       mbar_init(empty_bar(s), 128 * WG_M);  // one per consumer thread
     }
+#if PRODUCER == 1
+    fence_barrier_init();
+#endif
   }
   __syncthreads();  // barriers initialised before anyone uses them
 
@@ -189,10 +218,35 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   const int split = blockIdx.z % SPLITK;
   const int n0 = blockIdx.x * kBN;
   const KSlice slice = k_slice<BK, SPLITK>(k, split);
-  const int k_begin = slice.begin, k_end = slice.end, num_tiles = slice.num_tiles;
+  const int k_begin = slice.begin, num_tiles = slice.num_tiles;
+#if PRODUCER == 0
+  const int k_end = slice.end;  // the TMA needs no bound: it zero-fills past K itself
+#endif
   const int m_tiles = (m + kBM - 1) / kBM;
   Ring ring;
 
+#if PRODUCER == 1
+  if (wg == 0) {
+    // ---- Producer: one thread drives the TMA; the other 127 have nothing to do ----
+    if (tid == 0) {
+      prefetch_tensor_map(&map_a);
+      prefetch_tensor_map(&map_b);
+      for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
+#pragma unroll 1
+        for (int t = 0; t < num_tiles; ++t, ring.advance()) {
+          mbar_wait(empty_bar(ring.stage), ring.parity ^ 1u);  // consumers released this slot
+          const unsigned stage = tiles + ring.stage * kStageBytes;
+          const int k0 = k_begin + t * BK;
+          // Whole boxes are always delivered (zeros included), so the count is fixed.
+          mbar_arrive_expect_tx(full_bar(ring.stage), kStageBytes);
+          tma_load_3d(stage, &map_a, k0, mt * kBM, batch, full_bar(ring.stage));
+          tma_load_3d(stage + kStageABytes, &map_b, k0, n0, batch, full_bar(ring.stage));
+        }
+      }
+    }
+    return;
+  }
+#else
   if (wg == 0) {
     // ---- Producer ----
     const elem_t* a_base = static_cast<const elem_t*>(args.a) + batch * args.stride_a;
@@ -219,6 +273,7 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
     cp_async_wait<0>();
     return;
   }
+#endif
 
   // ---- Consumers ----
   const int c = wg - 1;
@@ -236,7 +291,9 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
 #pragma unroll 1
     for (int t = 0; t < num_tiles; ++t, ring.advance()) {
       mbar_wait(full_bar(ring.stage), ring.parity);
+#if PRODUCER == 0
       fence_proxy_async();  // the copies (generic proxy) are visible to wgmma (async proxy)
+#endif
       const unsigned stage = tiles + ring.stage * kStageBytes;
       pin_registers(acc);
       wgmma_fence();

@@ -71,6 +71,59 @@ __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 #endif
 }
 
+// ---- TMA: tensor copies global -> shared, completing on an mbarrier ------------------------
+// The host's CUtensorMap (src/pack/runtime/pack_tensor_maps.h), received by value as a
+// __grid_constant__ parameter so its address stays in the kernel's parameter space, which is
+// where cp.async.bulk.tensor and prefetch.tensormap expect to find it.
+struct __align__(64) TensorMap {
+  unsigned long long opaque[16];
+};
+
+// The arrival of the thread that issues a stage's copies, announcing the bytes they will
+// deliver: the phase completes once that arrival and all those bytes are in.
+__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+#if defined(DIETCODE_HOST_EMULATION)
+  dc_emu_mbar_arrive_expect_tx(bar, bytes);
+#else
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
+               : "memory");
+#endif
+}
+
+// Fetches the map into the TMA unit's descriptor cache ahead of the first copy.
+__device__ __forceinline__ void prefetch_tensor_map(const TensorMap* map) {
+#if !defined(DIETCODE_HOST_EMULATION)
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map))
+               : "memory");
+#else
+  (void)map;
+#endif
+}
+
+// One box of the map, at element coordinates (c0, c1, c2) innermost first, into shared memory at
+// dst (1024-byte aligned for the 128-byte swizzle); its bytes count against bar's transaction
+// count. Elements outside the tensor arrive as zeros, so tails need no guards.
+__device__ __forceinline__ void tma_load_3d(unsigned dst, const TensorMap* map, int c0, int c1,
+                                            int c2, unsigned bar) {
+#if defined(DIETCODE_HOST_EMULATION)
+  dc_emu_tma_load_3d(dst, map, c0, c1, c2, bar);
+#else
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+#endif
+}
+
+// Makes barrier initialisation visible to the async proxy (the TMA unit completes transactions
+// on them) before any thread issues a copy; the block barrier that follows orders the rest.
+__device__ __forceinline__ void fence_barrier_init() {
+#if !defined(DIETCODE_HOST_EMULATION)
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
 // ---- Fences ------------------------------------------------------------------------------
 // Generic-proxy writes (cp.async copies, plain stores) become visible to the async proxy that
 // wgmma reads shared memory through. Issued by each consumer thread after it acquired a stage.

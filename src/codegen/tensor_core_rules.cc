@@ -20,7 +20,6 @@ int tensor_core_dtype_code(const OpSpec& op) {
 
 void apply_tensor_core_rules(const OpSpec& op, const std::map<std::string, int>& params,
                              std::vector<std::string>& options, GeneratedKernel& kernel) {
-  (void)params;
   options.push_back(fmt::format("-DDTYPE={}", tensor_core_dtype_code(op)));
   const int64_t n = static_dim(op, "N"), k = static_dim(op, "K");
   if (n > 0) options.push_back(fmt::format("-DSTATIC_N={}", n));
@@ -30,6 +29,16 @@ void apply_tensor_core_rules(const OpSpec& op, const std::map<std::string, int>&
   // the packed 32-bit output stores still want 4-byte alignment.
   kernel.plan.min_alignment_bytes = (k > 0 && k % 8 != 0) ? 4 : 16;
   kernel.arch_suffix = template_arch_suffix(kernel.name);
+  // A TMA producer reads X and W through tensor maps whose rows must be 16 bytes apart for
+  // every K the kernel will see: only a static K can promise that.
+  auto producer = params.find("PRODUCER");
+  if (producer != params.end() && producer->second == 1) {
+    if (k <= 0 || k % 8 != 0)
+      throw UserError(fmt::format(
+          "op \"{}\": {} with PRODUCER=1 (TMA) needs a static K that is a multiple of 8", op.name,
+          kernel.name));
+    kernel.plan.tma_box_k = 64;  // one 128-byte swizzled row of 16-bit elements
+  }
 }
 
 std::string template_arch_suffix(const std::string& tmpl) {

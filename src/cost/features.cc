@@ -38,7 +38,8 @@ const std::vector<std::string>& feature_names() {
                                 "tile_intensity",
                                 "shared_loads_per_fma",
                                 "blocks_per_sm",
-                                "occupancy"})
+                                "occupancy",
+                                "tma_producer"})
       n.push_back(derived);
     return n;
   }();
@@ -87,6 +88,7 @@ KernelFeatures kernel_features(const KernelCandidate& c) {
   set(Feature::kSharedLoadsPerFma, (tt.m + tt.n) / (tt.m * tt.n));
   set(Feature::kBlocksPerSm, occ.blocks_per_sm);
   set(Feature::kOccupancy, occ.occupancy);
+  set(Feature::kTmaProducer, c.mk.get_or("PRODUCER", 0) == 1 ? 1 : 0);
   return f;
 }
 

@@ -53,7 +53,8 @@ enum class Feature : int {
   kTileIntensity,      // FLOPs per byte loaded from global memory by one block tile
   kSharedLoadsPerFma,  // operand loads from shared memory per FMA, per thread
   kBlocksPerSm,
-  kOccupancy,  // resident warps / max warps at a full grid
+  kOccupancy,    // resident warps / max warps at a full grid
+  kTmaProducer,  // 1 when stages are filled by TMA tensor copies (dense_wgmma PRODUCER=1)
   kCount
 };
 

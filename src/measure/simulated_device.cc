@@ -44,6 +44,10 @@ constexpr double kReduceLaunchFraction = 0.5;   // a second launch in the same s
 constexpr double kWarpgroupBaseEfficiency = 0.80;
 constexpr double kMmaSyncOnHopper = 0.65;
 constexpr double kWarpgroupSyncOverheadK = 4;
+// With a TMA producer one thread issues two tensor copies per stage, where the cp.async
+// producer's 128 threads issue (BM + BN) * 8 copies and arrive one by one: the stage handover
+// costs about half as much.
+constexpr double kTmaSyncOverheadK = 2;
 
 bool is_tensor_core(DType dtype) { return dtype != DType::kFloat32; }
 // Warp-specialized warpgroup-MMA templates (dense_wgmma), by the conventional tunable WG_M:
@@ -182,7 +186,9 @@ double tile_efficiency(const MeasureInput& input, const GpuSpec& gpu, double pea
   // The tensor peak of an sm_90 spec is wgmma's; warp-level mma.sync issues slower there.
   if (tensor && !warpgroup && gpu.cc_major == 9) eff *= kMmaSyncOnHopper;
   eff *= smem_efficiency(plan, input.mk, dtype, gpu, peak_tflops);
-  const double sync_k = warpgroup ? kWarpgroupSyncOverheadK
+  const bool tma = warpgroup && input.mk.get_or("PRODUCER", 0) == 1;
+  const double sync_k = tma         ? kTmaSyncOverheadK
+                        : warpgroup ? kWarpgroupSyncOverheadK
                         : tensor  ? kTensorSyncOverheadK
                                   : kSimtSyncOverheadK;
   eff *= bk / (bk + sync_k);

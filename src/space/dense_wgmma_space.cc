@@ -3,7 +3,10 @@
 // range. A block is a producer warpgroup plus WG_M consumer warpgroups of 64 rows each
 // (BM = WG_M * WGM), BN is wgmma's n; BK is fixed at 64 (one 128-byte swizzled row) and WGM at
 // 64 (wgmma's m), listed as one-value tunables so the factor chains and the cost model's
-// features see them. Constraints mirror the #error lines of templates/dense_wgmma.cu.
+// features see them. PRODUCER picks how stages are filled: 0, the producer warpgroup's cp.async
+// (any K); 1, TMA tensor copies issued by one thread (K a static multiple of 8, because a tensor
+// map's row pitch must be a multiple of 16 bytes and the kernel serves every K of the range).
+// Constraints mirror the #error lines of templates/dense_wgmma.cu.
 #include <algorithm>
 #include <cstdint>
 
@@ -36,6 +39,7 @@ TemplateSpace make_space() {
       {"BK", {64}, 64, "depth of a K tile: one 128-byte swizzled row (fixed)"},
       {"STAGES", {2, 3, 4, 5, 6}, 4, "shared-memory stages in the producer/consumer ring"},
       split_k_tunable(),
+      {"PRODUCER", {0, 1}, 0, "how stages are filled: 0 cp.async, 1 TMA tensor copies"},
   };
   s.chains = {{"BM", {"WG_M", "WGM"}}, {"BN", {"BN"}}};
 
@@ -69,6 +73,14 @@ TemplateSpace make_space() {
        },
        {"BN"}},
       split_k_slice_constraint(),
+      {"PRODUCER == 0 or K is static and a multiple of 8 (a tensor map's rows are 16-byte "
+       "aligned)",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         if (mk.get("PRODUCER") == 0) return true;
+         const int64_t k = constant_dimension(c.op, "K");
+         return k > 0 && k % 8 == 0;
+       },
+       {"PRODUCER"}},
   };
   s.resources = geometry_resources<G>;
   s.supports = supports_16bit_dense;

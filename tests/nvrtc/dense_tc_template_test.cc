@@ -3,7 +3,7 @@
 // pipeline depth with each BK, odd n8 counts, split-K with its reduction, every epilogue, f16
 // and bf16, static and dynamic N/K, a K that is not a multiple of 8, an odd N, MIN_BLOCKS, and
 // Llama-7B MLP layers — and dense_wgmma for sm_90a over every (WG_M, BN) pair and pipeline
-// depth; and the 16-bit reference kernel for every arch. Kernels go through generate_kernel,
+// depth, with the cp.async producer and with the TMA one; and the 16-bit reference kernel for every arch. Kernels go through generate_kernel,
 // so the plans' compile-time checks run too. The templates refuse archs they cannot serve
 // with a clear #error. Prints registers and compile time per kernel and arch.
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 
 #include "codegen/generated_kernel.h"
 #include "codegen/template_source.h"
+#include "common/error.h"
 #include "nvrtc/dense_f32_nvrtc.h"
 
 namespace dietcode {
@@ -96,8 +97,14 @@ std::map<std::string, int> tc(int warps_m, int warps_n, int wm, int wn, int bk, 
           {"BK", bk},           {"STAGES", stages},   {"SPLITK", split}};
 }
 
-std::map<std::string, int> wg(int wg_m, int bn, int stages, int split = 1) {
-  return {{"WG_M", wg_m}, {"BN", bn}, {"STAGES", stages}, {"SPLITK", split}};
+std::map<std::string, int> wg(int wg_m, int bn, int stages, int split = 1, int producer = 0) {
+  return {{"WG_M", wg_m}, {"BN", bn}, {"STAGES", stages}, {"SPLITK", split},
+          {"PRODUCER", producer}};
+}
+
+// The TMA producer's variant of wg().
+std::map<std::string, int> tma(int wg_m, int bn, int stages, int split = 1) {
+  return wg(wg_m, bn, stages, split, 1);
 }
 
 TEST(DenseTcTemplate, CompilesAloneAtItsDefaults) {
@@ -218,6 +225,54 @@ TEST(DenseWgmmaTemplate, SplitKEpiloguesAndDimensions) {
     cases.push_back({"EPILOGUE=" + std::to_string(e) + " f16", "dense_wgmma", wg(2, 128, 4), 3072,
                      768, DType::kFloat16, static_cast<Epilogue>(e)});
   compile_cases(cases);
+}
+
+TEST(DenseWgmmaTemplate, TmaProducerEveryShapeStageSplitKAndEpilogue) {
+  std::vector<Case> cases;
+  for (int wg_m : {1, 2})
+    for (int bn : {64, 128, 256})
+      cases.push_back({"TMA WG_M=" + std::to_string(wg_m) + " BN=" + std::to_string(bn),
+                       "dense_wgmma", tma(wg_m, bn, 4)});
+  for (int stages : {2, 3, 5, 6})
+    cases.push_back(
+        {"TMA WG_M=2 BN=128 STAGES=" + std::to_string(stages), "dense_wgmma", tma(2, 128, stages)});
+  cases.push_back({"TMA SPLITK=8 bias f16", "dense_wgmma", tma(1, 64, 4, 8), 768, 3072,
+                   DType::kFloat16, Epilogue::kBias});
+  cases.push_back({"TMA Llama up 11008x4096 128x256", "dense_wgmma", tma(2, 256, 4), 11008, 4096});
+  cases.push_back({"TMA Llama down SPLITK=2 dynamic N", "dense_wgmma", tma(2, 128, 5, 2), 0, 11008,
+                   DType::kBFloat16, Epilogue::kBiasGelu});
+  for (int e = 0; e <= 5; ++e)
+    cases.push_back({"TMA EPILOGUE=" + std::to_string(e) + " f16", "dense_wgmma", tma(2, 128, 4),
+                     3072, 768, DType::kFloat16, static_cast<Epilogue>(e)});
+  compile_cases(cases);
+}
+
+// The plan tells the launchers to pass tensor maps; a K the maps cannot promise to address is
+// refused at generation, before anything is compiled.
+TEST(DenseWgmmaTemplate, TmaProducerPlanAndRefusals) {
+  const auto plain = generate_kernel(dense_op(3072, 768, DType::kBFloat16, Epilogue::kNone),
+                                     MicroKernel{"dense_wgmma", wg(2, 128, 4)});
+  EXPECT_EQ(plain.plan.tma_box_k, 0);
+  const auto with_tma = generate_kernel(dense_op(3072, 768, DType::kBFloat16, Epilogue::kNone),
+                                        MicroKernel{"dense_wgmma", tma(2, 128, 4)});
+  EXPECT_EQ(with_tma.plan.tma_box_k, 64);
+  EXPECT_EQ(with_tma.plan.min_alignment_bytes, 16);
+  for (int64_t k : {0, 771}) {
+    try {
+      generate_kernel(dense_op(3072, k, DType::kBFloat16, Epilogue::kNone),
+                      MicroKernel{"dense_wgmma", tma(2, 128, 4)});
+      ADD_FAILURE() << "K " << k << " was accepted";
+    } catch (const UserError& e) {
+      EXPECT_STREQ(e.what(),
+                   "op \"fc\": dense_wgmma with PRODUCER=1 (TMA) needs a static K that is a "
+                   "multiple of 8");
+    }
+  }
+  // Compiled alone (no generator to stop it), the template refuses such a K itself.
+  const auto build = testing::nvrtc_build("dense_wgmma.cu", load_template_source("dense_wgmma.cu"),
+                                          {"-DPRODUCER=1", "-DSTATIC_K=771"}, "sm_90a");
+  EXPECT_FALSE(build.ok);
+  EXPECT_NE(build.log.find("the TMA producer needs K % 8 == 0"), std::string::npos) << build.log;
 }
 
 }  // namespace

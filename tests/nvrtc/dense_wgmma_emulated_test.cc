@@ -3,7 +3,9 @@
 // producer / consumer pipeline protocol over many rounds of the stage ring and across the M
 // tiles of a block, one and two consumer warpgroups, every wgmma n the template has, split-K,
 // the scalar load path for a K that is not a multiple of 8, static and dynamic dimensions, odd
-// N and every epilogue, against the double-precision reference rounded to the element type. It
+// N and every epilogue, against the double-precision reference rounded to the element type; and
+// the TMA producer (PRODUCER 1) through tensor maps made by the host code the pack runtime and
+// the measurer use (pack_tensor_maps.h), with the TMA's zero fill as the padding. It
 // checks the kernel's logic as the PTX ISA describes the instructions; only a GPU can confirm
 // the hardware agrees (tests/gpu/dense_tc_gpu_test.cc).
 #include <gtest/gtest.h>
@@ -73,6 +75,55 @@ namespace w4 {
 #include "../../templates/dense_wgmma.cu"
 }
 #include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 5: the TMA producer, one consumer, n64, 2 stages, bf16, bias, runtime N and K.
+#define DTYPE 2
+#define WG_M 1
+#define BN 64
+#define STAGES 2
+#define SPLITK 1
+#define EPILOGUE 1
+#define PRODUCER 1
+#define dietcode_dense_wgmma t1_main
+#define dietcode_dense_wgmma_reduce t1_reduce
+namespace t1 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 6: the TMA producer, two consumers, n256, 4 stages, f16, split-K 3, bias + gelu,
+// static odd N = 301 and K = 456 (the last K box is mostly past K).
+#define DTYPE 1
+#define WG_M 2
+#define BN 256
+#define STAGES 4
+#define SPLITK 3
+#define EPILOGUE 5
+#define STATIC_N 301
+#define STATIC_K 456
+#define PRODUCER 1
+#define dietcode_dense_wgmma t2_main
+#define dietcode_dense_wgmma_reduce t2_reduce
+namespace t2 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 7: the TMA producer, two consumers, n128, 3 stages, bf16, split-K 2, relu,
+// runtime dims.
+#define DTYPE 2
+#define WG_M 2
+#define BN 128
+#define STAGES 3
+#define SPLITK 2
+#define EPILOGUE 2
+#define PRODUCER 1
+#define dietcode_dense_wgmma t3_main
+#define dietcode_dense_wgmma_reduce t3_reduce
+namespace t3 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
 // clang-format on
 
 #include "nvrtc/tc_emulated_case.h"
@@ -116,6 +167,46 @@ TEST(DenseWgmmaEmulated, SixStagesStaticKNotAMultipleOf8SplitK2) {
   EXPECT_EQ(k.bm, 64);
   EXPECT_EQ(k.bn, 128);
   for (int64_t M : {1, 64, 65}) run_case(k, M, 130, 100);
+}
+
+TEST(DenseWgmmaEmulatedTma, OneConsumerN64TwoStagesManyRounds) {
+  const auto k = EMU_TMA_KERNEL(t1, DType::kBFloat16, Epilogue::kBias);
+  EXPECT_EQ(k.bm, 64);
+  EXPECT_EQ(k.bn, 64);
+  EXPECT_EQ(k.threads, 256);
+  EXPECT_EQ(k.smem_bytes, 2 * (64 + 64) * 128 + 2048);
+  run_case(k, 1, 64, 64);
+  run_case(k, 1, 1, 8);         // one element of every box is real, the rest is fill
+  run_case(k, 65, 70, 640);     // 10 K tiles: five rounds of a 2-stage ring
+  run_case(k, 200, 9, 136, 1);  // one block row walks 4 M tiles; the ring carries over
+}
+
+TEST(DenseWgmmaEmulatedTma, TwoConsumersN256SplitK3StaticOddN) {
+  const auto k = EMU_TMA_KERNEL(t2, DType::kFloat16, Epilogue::kBiasGelu);
+  EXPECT_EQ(k.bm, 128);
+  EXPECT_EQ(k.bn, 256);
+  EXPECT_EQ(k.split_k, 3);
+  for (int64_t M : {1, 127, 129}) run_case(k, M, 301, 456);
+  run_case(k, 300, 301, 456, 1);
+}
+
+TEST(DenseWgmmaEmulatedTma, TwoConsumersN128SplitK2RuntimeDims) {
+  const auto k = EMU_TMA_KERNEL(t3, DType::kBFloat16, Epilogue::kRelu);
+  for (int64_t K : {8, 64, 200, 1000}) run_case(k, 130, 129, K);
+  run_case(k, 17, 33, 200, 1);
+}
+
+// The host refuses what the TMA cannot address, before anything is launched: a K that is not a
+// multiple of 8 leaves rows off the 16-byte pitch the tensor map needs.
+TEST(DenseWgmmaEmulatedTma, KNotAMultipleOf8IsRefusedByTheHost) {
+  const auto k = EMU_TMA_KERNEL(t1, DType::kBFloat16, Epilogue::kBias);
+  try {
+    run_case(k, 3, 5, 13);
+    FAIL() << "a K of 13 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(),
+                 "no tensor map: rows are not a multiple of 16 bytes apart (K % 8 != 0)");
+  }
 }
 
 }  // namespace

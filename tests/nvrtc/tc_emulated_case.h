@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -14,20 +15,58 @@
 
 namespace dietcode::testing {
 
+// Launches a kernel's main entry on a grid (the entries differ in their parameters).
+using EmuMainLaunch = std::function<void(const unsigned grid[3], int threads, const DietcodeArgs&)>;
+
 struct EmuKernel {
   std::string name;
-  void (*main)(DietcodeArgs);
+  EmuMainLaunch main;
   void (*reduce)(DietcodeArgs);
   int threads, bm, bn, split_k, smem_bytes;
   DType dtype;
   Epilogue epilogue;
 };
 
-#define EMU_KERNEL(ns, dtype, epi)                                                   \
-  ::dietcode::testing::EmuKernel {                                                   \
-#ns, ns::ns##_main, ns::ns##_reduce, ns::dc::kThreads, ns::dc::kBM, ns::dc::kBN, \
-        ns::dc::kSplitK, ns::dc::kSmemBytes, dtype, epi                              \
+// The tensor map of operand `which` for a call, as the pack runtime and the measurer make it
+// (pack_tensor_maps.h), encoded by the emulation's stand-in for cuTensorMapEncodeTiled.
+template <class Map>
+Map emu_tensor_map(int which, const DietcodeArgs& args, int box_rows) {
+  dietcode_pack::TensorMapLayout layout;
+  if (const char* why = dietcode_pack::tensor_map_layout(which, args, box_rows, 64, 2, &layout))
+    throw std::invalid_argument(std::string("no tensor map: ") + why);
+  CUtensorMap encoded;
+  if (dietcode_pack::encode_tensor_map(emu_encode_tensor_map, layout, &encoded) != CUDA_SUCCESS)
+    throw std::invalid_argument("the stand-in encoder refused the layout");
+  static_assert(sizeof(Map) == sizeof(CUtensorMap), "the kernel's map is a CUtensorMap");
+  Map map;
+  std::memcpy(&map, &encoded, sizeof(map));
+  return map;
+}
+
+#define EMU_KERNEL_WITH(ns, dtype, epi, launch)                                                 \
+  ::dietcode::testing::EmuKernel {                                                              \
+#ns, launch, ns::ns##_reduce, ns::dc::kThreads, ns::dc::kBM, ns::dc::kBN, ns::dc::kSplitK, \
+        ns::dc::kSmemBytes, dtype, epi                                                          \
   }
+
+// A kernel that takes DietcodeArgs alone.
+#define EMU_KERNEL(ns, dtype, epi)                                                 \
+  EMU_KERNEL_WITH(ns, dtype, epi,                                                  \
+                  [](const unsigned grid[3], int threads, const DietcodeArgs& a) { \
+                    emu_launch(ns::ns##_main, grid, threads, a);                   \
+                  })
+
+// A kernel with a TMA producer: the args, then the maps of A (BM-row boxes) and B (BN-row).
+#define EMU_TMA_KERNEL(ns, dtype, epi)                                                   \
+  EMU_KERNEL_WITH(                                                                       \
+      ns, dtype, epi, [](const unsigned grid[3], int threads, const DietcodeArgs& a) {   \
+        using Map = ns::dc::TensorMap;                                                   \
+        const Map map_a = ::dietcode::testing::emu_tensor_map<Map>(                      \
+            dietcode_pack::kTensorMapA, a, ns::dc::kBM);                                 \
+        const Map map_b = ::dietcode::testing::emu_tensor_map<Map>(                      \
+            dietcode_pack::kTensorMapB, a, ns::dc::kBN);                                 \
+        emu_launch(ns::ns##_main, grid, threads, a, map_a, map_b);                       \
+      })
 
 inline std::vector<uint16_t> random_elements(size_t n, DType dtype, std::mt19937& rng) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -64,7 +103,7 @@ inline void run_case(const EmuKernel& k, int64_t M, int64_t N, int64_t K,
   const unsigned m_tiles = unsigned((M + k.bm - 1) / k.bm);
   const unsigned grid[3] = {unsigned((N + k.bn - 1) / k.bn), std::min(m_tiles, grid_y_cap),
                             unsigned(k.split_k)};
-  emu_launch(k.main, grid, k.threads, args);
+  k.main(grid, k.threads, args);
   if (k.split_k > 1) {
     const int reduce_threads = 64;
     const unsigned rgrid[3] = {unsigned((M * N + reduce_threads * 4 - 1) / (reduce_threads * 4)), 1,

@@ -5,7 +5,9 @@
 // a per-warp mailbox; wgmma decodes its shared-memory descriptors and applies the 128-byte
 // swizzle to addresses as the hardware does; mbarriers count arrivals and phases. So the
 // kernels' swizzles, fragment indexing, local padding, pipeline protocol, split-K slices and
-// epilogues are checked on a machine without a GPU. Copies that are cp.async on the GPU, and
+// epilogues are checked on a machine without a GPU. TMA tensor copies read the map that
+// emu_encode_tensor_map (a stand-in for cuTensorMapEncodeTiled) wrote, zero-fill outside the
+// tensor, swizzle as the 128-byte mode does and complete on their mbarrier's transaction count. Copies that are cp.async on the GPU, and
 // wgmma, happen synchronously here, so this cannot find a missing wait or fence; the GPU tests
 // can. A pipeline that deadlocks aborts the test after kEmuDeadlockSeconds.
 #pragma once
@@ -26,6 +28,10 @@
 
 #include "measure/gpu_operands.h"
 #include "nvrtc/emu_dialect.h"
+#include "pack/runtime/pack_tensor_maps.h"
+
+#define __align__(n) alignas(n)
+#define __grid_constant__
 
 struct __attribute__((may_alias, aligned(16))) uint4 {
   unsigned x, y, z, w;
@@ -129,6 +135,7 @@ inline void dc_emu_mma16816(float (&d)[4], const unsigned (&a)[4], const unsigne
 constexpr int kEmuDeadlockSeconds = 30;
 struct EmuMbarrier {
   unsigned expected = 0, pending = 0, phase = 0;  // phase: completed phases so far
+  long long tx = 0;                               // transaction bytes still to come
 };
 inline std::mutex emu_mbar_mu;
 inline std::condition_variable emu_mbar_cv;
@@ -136,21 +143,53 @@ inline std::map<unsigned, EmuMbarrier> emu_mbars;  // by shared address
 
 inline void dc_emu_mbar_init(unsigned bar, unsigned count) {
   std::lock_guard<std::mutex> lock(emu_mbar_mu);
-  emu_mbars[bar] = EmuMbarrier{count, count, 0};
+  emu_mbars[bar] = EmuMbarrier{count, count, 0, 0};
 }
 
-inline void dc_emu_mbar_arrive(unsigned bar) {
-  std::lock_guard<std::mutex> lock(emu_mbar_mu);
+inline EmuMbarrier& emu_mbar_locked(unsigned bar) {
   auto it = emu_mbars.find(bar);
   if (it == emu_mbars.end() || it->second.expected == 0) {
-    std::fprintf(stderr, "arrive on an uninitialised mbarrier at %u\n", bar);
+    std::fprintf(stderr, "mbarrier at %u used before it was initialised\n", bar);
     std::abort();
   }
-  if (--it->second.pending == 0) {
-    ++it->second.phase;
-    it->second.pending = it->second.expected;
+  return it->second;
+}
+
+// A phase completes when its last arrival is in and no transaction bytes are outstanding.
+inline void emu_mbar_try_complete(EmuMbarrier& b) {
+  if (b.pending == 0 && b.tx == 0) {
+    ++b.phase;
+    b.pending = b.expected;
     emu_mbar_cv.notify_all();
   }
+}
+
+// An arrival, after adding `tx_bytes` to the bytes the phase waits for (arrive.expect_tx).
+inline void emu_mbar_arrive(unsigned bar, long long tx_bytes) {
+  std::lock_guard<std::mutex> lock(emu_mbar_mu);
+  EmuMbarrier& b = emu_mbar_locked(bar);
+  if (b.pending == 0) {
+    std::fprintf(stderr, "mbarrier %u: more arrivals than its count\n", bar);
+    std::abort();
+  }
+  b.tx += tx_bytes;
+  --b.pending;
+  emu_mbar_try_complete(b);
+}
+
+inline void dc_emu_mbar_arrive(unsigned bar) { emu_mbar_arrive(bar, 0); }
+
+inline void dc_emu_mbar_arrive_expect_tx(unsigned bar, unsigned bytes) {
+  emu_mbar_arrive(bar, bytes);
+}
+
+// Bytes delivered by a copy (complete_tx). They may land before their announcement: the count
+// then goes negative and the phase cannot complete until the expect_tx arrival evens it out.
+inline void emu_mbar_complete_tx(unsigned bar, long long bytes) {
+  std::lock_guard<std::mutex> lock(emu_mbar_mu);
+  EmuMbarrier& b = emu_mbar_locked(bar);
+  b.tx -= bytes;
+  emu_mbar_try_complete(b);
 }
 
 // The phase with parity `parity` is complete when the phase now in progress has the other one.
@@ -201,9 +240,69 @@ inline void dc_emu_wgmma(float* acc, int n, unsigned long long da, unsigned long
       }
 }
 
+// ---- TMA ---------------------------------------------------------------------------------
+// What emu_encode_tensor_map stores in a CUtensorMap's 128 opaque bytes.
+struct EmuTensorMap {
+  uint64_t magic;
+  const void* base;
+  uint64_t dims[3], strides[2];
+  uint32_t box[3];
+};
+constexpr uint64_t kEmuTensorMapMagic = 0x70616d726f736e74ull;
+static_assert(sizeof(EmuTensorMap) <= sizeof(CUtensorMap), "the record must fit the map");
+
+// Stand-in for cuTensorMapEncodeTiled (same signature), accepting only what the templates'
+// producers are written for: rank 3, 16-bit elements, unit element strides, the 128-byte
+// swizzle with 128-byte box rows, zero fill. Anything else is a bug in the host code.
+inline CUresult emu_encode_tensor_map(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank,
+                                      void* base, const cuuint64_t* dims,
+                                      const cuuint64_t* strides, const cuuint32_t* box,
+                                      const cuuint32_t* element_strides,
+                                      CUtensorMapInterleave interleave,
+                                      CUtensorMapSwizzle swizzle, CUtensorMapL2promotion,
+                                      CUtensorMapFloatOOBfill fill) {
+  if (type != CU_TENSOR_MAP_DATA_TYPE_UINT16 || rank != 3 ||
+      interleave != CU_TENSOR_MAP_INTERLEAVE_NONE || swizzle != CU_TENSOR_MAP_SWIZZLE_128B ||
+      fill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE || box[0] * 2 != 128 || box[1] > 256 ||
+      box[2] != 1 || reinterpret_cast<uintptr_t>(base) % 16 != 0 || strides[0] % 16 != 0 ||
+      strides[1] % 16 != 0 || strides[0] < dims[0] * 2)
+    return CUDA_ERROR_INVALID_VALUE;
+  for (int i = 0; i < 3; ++i)
+    if (element_strides[i] != 1) return CUDA_ERROR_INVALID_VALUE;
+  EmuTensorMap m{kEmuTensorMapMagic, base, {dims[0], dims[1], dims[2]}, {strides[0], strides[1]},
+                 {box[0], box[1], box[2]}};
+  std::memset(map, 0, sizeof(*map));
+  std::memcpy(map, &m, sizeof(m));
+  return CUDA_SUCCESS;
+}
+
+// cp.async.bulk.tensor.3d ... .tile.mbarrier::complete_tx::bytes: the box at (c0, c1, c2),
+// zeros outside the tensor, rows of 128 bytes with chunk c of row r at c ^ (r % 8).
+inline void dc_emu_tma_load_3d(unsigned dst, const void* map, int c0, int c1, int c2,
+                               unsigned bar) {
+  EmuTensorMap m;
+  std::memcpy(&m, map, sizeof(m));
+  if (m.magic != kEmuTensorMapMagic) throw std::logic_error("TMA copy through an unencoded map");
+  if (dst % 1024 != 0) throw std::logic_error("128-byte-swizzled TMA box not 1024-byte aligned");
+  const auto* base = static_cast<const unsigned char*>(m.base);
+  for (uint32_t r = 0; r < m.box[1]; ++r)
+    for (uint32_t e = 0; e < m.box[0]; ++e) {
+      const long long k = (long long)c0 + e, row = (long long)c1 + r, b = c2;
+      uint16_t v = 0;
+      if (k >= 0 && row >= 0 && b >= 0 && uint64_t(k) < m.dims[0] && uint64_t(row) < m.dims[1] &&
+          uint64_t(b) < m.dims[2])
+        std::memcpy(&v, base + uint64_t(b) * m.strides[1] + uint64_t(row) * m.strides[0] + k * 2,
+                    2);
+      const unsigned logical = r * 128 + e * 2;
+      std::memcpy(emu_shared(dst + (logical ^ (((logical >> 7) & 7u) << 4))), &v, 2);
+    }
+  emu_mbar_complete_tx(bar, (long long)m.box[0] * m.box[1] * 2);
+}
+
 // Runs kernel over the grid, one block after another, each block's threads concurrently.
-template <class Args>
-void emu_launch(void (*kernel)(Args), const unsigned grid[3], int threads, const Args& args) {
+template <class... Args>
+void emu_launch(void (*kernel)(Args...), const unsigned grid[3], int threads,
+                const Args&... args) {
   if (threads % 32 != 0 || threads > 1024) throw std::logic_error("block is not whole warps");
   gridDim = {grid[0], grid[1], grid[2]};
   blockDim = {unsigned(threads), 1, 1};
@@ -219,7 +318,7 @@ void emu_launch(void (*kernel)(Args), const unsigned grid[3], int threads, const
           pool.emplace_back([=] {
             threadIdx = {unsigned(t), 0, 0};
             emu_collective_count = 0;
-            kernel(args);
+            kernel(args...);
           });
         for (auto& th : pool) th.join();
       }

@@ -22,3 +22,4 @@
 #undef BN
 #undef dietcode_dense_wgmma
 #undef dietcode_dense_wgmma_reduce
+#undef PRODUCER

@@ -29,7 +29,8 @@ TEST(CostFeatures, NamesAreFixedUniqueAndOrdered) {
   EXPECT_EQ(names[size_t(Feature::kTunableSplitK)], "SPLITK");
   EXPECT_EQ(names[size_t(Feature::kTileM)], "tile_m");
   EXPECT_EQ(names[size_t(Feature::kTileIntensity)], "tile_intensity");
-  EXPECT_EQ(names.back(), "occupancy");
+  EXPECT_EQ(names[size_t(Feature::kOccupancy)], "occupancy");
+  EXPECT_EQ(names.back(), "tma_producer");
 }
 
 TEST(CostFeatures, SimtGemmTile) {
@@ -85,10 +86,25 @@ TEST(CostFeatures, TensorCoreKernelWithoutThreadTileTunables) {
   EXPECT_EQ(f[Feature::kRegistersEstimated], 1);
 }
 
+// The producer is a tunable only dense_wgmma has; the feature is 0 for every other kernel.
+TEST(CostFeatures, TmaProducerOfWarpgroupKernels) {
+  KernelCandidate c;
+  c.mk = {"dense_wgmma", {{"WG_M", 2}, {"BN", 128}, {"STAGES", 4}, {"PRODUCER", 1}}};
+  c.dtype = DType::kBFloat16;
+  c.plan.threads = 384;
+  c.plan.tile_m = 128;
+  c.plan.tile_n = 128;
+  EXPECT_EQ(kernel_features(c)[Feature::kTmaProducer], 1);
+  c.mk.params["PRODUCER"] = 0;
+  EXPECT_EQ(kernel_features(c)[Feature::kTmaProducer], 0);
+  EXPECT_EQ(kernel_features(simt_candidate())[Feature::kTmaProducer], 0);
+}
+
 TEST(CostFeatures, DescribeNamesEveryValue) {
   std::string text = describe(kernel_features(simt_candidate()));
   EXPECT_EQ(text.rfind("BM=64 BN=128 BK=16 WARPS_M=nan", 0), 0u) << text;
-  EXPECT_NE(text.find(" blocks_per_sm=2 occupancy=0.25"), std::string::npos) << text;
+  EXPECT_NE(text.find(" blocks_per_sm=2 occupancy=0.25 tma_producer=0"), std::string::npos)
+      << text;
 }
 
 TEST(CostFeatures, CompiledRegistersDriveOccupancy) {

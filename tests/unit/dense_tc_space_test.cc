@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,29 @@ TEST_F(TensorCoreSpaces, WgmmaLimits) {
   EXPECT_FALSE(rejected_by(wg, with(wg, {{"SPLITK", 12}}), ctx, "SPLITK =="));
   const auto all = SearchSpace(wg, ctx).enumerate();
   EXPECT_GT(all.candidates.size(), 50u);
+}
+
+TEST_F(TensorCoreSpaces, WgmmaTmaProducerOnlyForAStaticKMultipleOf8) {
+  const std::string rule = "PRODUCER == 0 or K is static";
+  EXPECT_EQ(wg.defaults().get("PRODUCER"), 0);  // logs without the tunable keep cp.async
+  EXPECT_FALSE(rejected_by(wg, with(wg, {{"PRODUCER", 1}}), ctx, rule));  // K = 768
+  const OpSpec odd_k = dense_op(3072, 771, DType::kBFloat16);
+  const SpaceContext odd{h100, odd_k, GemmShape{1, 2048, 3072, 771}};
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"PRODUCER", 1}}), odd, rule));
+  EXPECT_FALSE(rejected_by(wg, with(wg, {{"PRODUCER", 0}}), odd, rule));
+  OpSpec dynamic_k = fc1;
+  dynamic_k.dims["K"] = Expr::parse("8*T");
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"PRODUCER", 1}}),
+                          SpaceContext{h100, dynamic_k, ctx.largest}, rule));
+  // Both producers are searched where both can run, only cp.async where the TMA cannot.
+  auto producers = [&](const SpaceContext& c) {
+    std::set<int> seen;
+    for (const auto& mk : SearchSpace(wg, c).enumerate().candidates)
+      seen.insert(mk.get("PRODUCER"));
+    return seen;
+  };
+  EXPECT_EQ(producers(ctx), (std::set<int>{0, 1}));
+  EXPECT_EQ(producers(odd), (std::set<int>{0}));
 }
 
 }  // namespace
