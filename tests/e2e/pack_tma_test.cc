@@ -10,9 +10,12 @@
 #include <array>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "e2e/cli_util.h"
+#include "e2e/tiny_pack_util.h"
+#include "search/tuning_log.h"
 
 namespace dietcode {
 namespace {
@@ -130,6 +133,62 @@ TEST_F(PackTmaTest, ADriverWithoutTheEncoderFailsTmaKernelsOnlyAndSaysWhy) {
             "cuTensorMapEncodeTiled (a driver for CUDA 12.0 or newer is needed)\nmaps 0\n"
             "encodes 0\nlaunches 0\n");
   EXPECT_EQ(launch({"proj", "32", "256", "512"}, old_driver),
+            "rc 0 | \nmaps 0\nencodes 0\nlaunches 1\n");
+}
+
+// A pack `dietcode build` makes from a log that chose dense_wgmma with the TMA producer for
+// large T (CUBINs for sm_90a by NVRTC; the double learns from their .nv.info that the kernel
+// takes two tensor maps): the manifest and `inspect` say so, its launches pass maps of X and W
+// for the call, and on a driver without the encoder only that kernel fails.
+TEST_F(PackTmaTest, ABuiltPackWithATmaProducerPassesItsMaps) {
+  test::TempDir dir;
+  std::string workload = dir.write("tma.json", R"({"name": "tma",
+      "shape_vars": {"T": {"min": 1, "max": 16}},
+      "ops": [{"name": "proj", "op": "dense", "dtype": "bfloat16", "M": "8*T", "N": 256,
+               "K": 192}]})");
+  const MicroKernel cp_async{"dense_wgmma", {{"WG_M", 1}, {"BN", 64}, {"PRODUCER", 0}}};
+  const MicroKernel tma{"dense_wgmma",
+                        {{"WG_M", 2}, {"BN", 128}, {"STAGES", 4}, {"PRODUCER", 1}}};
+  std::string log = dir.file("tma.jsonl");
+  {
+    TuningLogWriter writer(log);
+    for (int64_t t = 1; t <= 16; ++t)
+      for (const MicroKernel& mk : {cp_async, tma}) {
+        TuningRecord r = test::h100_record("tma", "proj", mk, t, {1, 8 * t, 256, 192});
+        r.latency_us = 4.0 + ((mk == tma) == (t > 8) ? 0.0 : 1.0);
+        writer.append(r);
+      }
+  }
+  CommandOptions options;
+  options.env = {{"DIETCODE_CACHE_DIR", dir.file("cache")}};
+  std::string lib = dir.file("libtma.so");
+  CommandResult build =
+      test::run_cli({"build", workload, "--log", log, "-o", lib, "--arch", "sm_90a"}, options);
+  ASSERT_EQ(build.exit_code, 0) << build.summary();
+
+  CommandResult inspect = test::run_cli({"inspect", lib, "--json"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.summary();
+  nlohmann::json kernels = nlohmann::json::parse(inspect.out)["ops"][0]["kernels"];
+  ASSERT_EQ(kernels.size(), 2u) << inspect.out;
+  int tma_id = kernels[0]["params"]["PRODUCER"] == 1 ? 0 : 1;
+  EXPECT_EQ(kernels[tma_id]["plan"]["tma_box_k"], 64);
+  EXPECT_FALSE(kernels[1 - tma_id]["plan"].contains("tma_box_k"));
+  CommandResult text = test::run_cli({"inspect", lib});
+  EXPECT_THAT(text.out, HasSubstr("tile 128x128, 384 threads, split-K 1, TMA"));
+
+  // T = 16: M = 128 on the TMA kernel (tiles 128 x 128); T = 2 on the cp.async one.
+  const std::vector<std::pair<std::string, std::string>> h100 = {{"FAKE_CUDA_CC", "90"}};
+  EXPECT_EQ(launch_pack(lib, {"proj", "16"}, h100),
+            "rc 0 | \nmaps 2\n" + map_line(0, 0, 192, 128, 1, 128 * 192 * 2, 128) +
+                map_line(1, 1, 192, 256, 1, 256 * 192 * 2, 128) + "encodes 2\nlaunches 1\n");
+  EXPECT_EQ(launch_pack(lib, {"proj", "2"}, h100), "rc 0 | \nmaps 0\nencodes 0\nlaunches 1\n");
+
+  std::vector<std::pair<std::string, std::string>> old_driver = h100;
+  old_driver.emplace_back("FAKE_CUDA_MISSING", "cuTensorMapEncodeTiled");
+  EXPECT_THAT(launch_pack(lib, {"proj", "16"}, old_driver),
+              HasSubstr("rc 3 | op proj: the chosen kernel copies with the TMA, but the NVIDIA "
+                        "driver has no cuTensorMapEncodeTiled"));
+  EXPECT_EQ(launch_pack(lib, {"proj", "2"}, old_driver),
             "rc 0 | \nmaps 0\nencodes 0\nlaunches 1\n");
 }
 

@@ -5,6 +5,8 @@
 #include <future>
 #include <random>
 
+#include "pack/runtime/pack_tensor_maps.h"
+
 namespace dietcode::testing {
 
 const TestGpu& test_gpu() {
@@ -89,6 +91,26 @@ void compile_all(std::vector<CompiledKernel>& kernels) {
   for (size_t i = 0; i < kernels.size(); ++i) kernels[i].build = builds[i].get();
 }
 
+// The tensor maps of a kernel with a TMA producer, as a kernel pack encodes them (operands are
+// 16-bit: the only types of the templates that have one). Empty, or the error text.
+static std::string encode_maps(const Driver& d, const LaunchPlan& plan, const DietcodeArgs& args,
+                               CUtensorMap maps[dietcode_pack::kTensorMaps]) {
+  if (!d.cuTensorMapEncodeTiled) return "the driver has no cuTensorMapEncodeTiled";
+  for (int which = 0; which < dietcode_pack::kTensorMaps; ++which) {
+    const bool is_a = which == dietcode_pack::kTensorMapA;
+    dietcode_pack::TensorMapLayout layout;
+    if (const char* why = dietcode_pack::tensor_map_layout(
+            which, args, is_a ? plan.tile_m : plan.tile_n, plan.tma_box_k, 2, &layout))
+      return std::string("tensor map of ") + (is_a ? "A" : "B") + ": " + why;
+    if (auto e = check(dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layout,
+                                                        &maps[which]),
+                       "cuTensorMapEncodeTiled");
+        !e.empty())
+      return e;
+  }
+  return "";
+}
+
 std::string launch_and_wait(const CompiledKernel& k, DietcodeArgs args, const GemmShape& shape) {
   const Driver& d = *test_gpu().d;
   const LaunchPlan& plan = k.kernel.plan;
@@ -109,7 +131,9 @@ std::string launch_and_wait(const CompiledKernel& k, DietcodeArgs args, const Ge
     error = workspace.reserve(size_t(plan.workspace_bytes(shape)));
     args.workspace = workspace.as_arg();
   }
-  void* params[] = {&args};
+  CUtensorMap maps[dietcode_pack::kTensorMaps];
+  if (error.empty() && plan.tma_box_k > 0) error = encode_maps(d, plan, args, maps);
+  void* params[] = {&args, &maps[0], &maps[1]};  // only a TMA kernel reads the maps
   unsigned g[3];
   if (error.empty()) {
     plan.grid(shape, g);
