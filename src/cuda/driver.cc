@@ -139,8 +139,7 @@ bool load_driver(const char* library, Driver* out, std::string* why) {
   Driver d;
   if (!resolve_all(resolver, &d, why)) return false;
   std::string optional_missing;  // the reason is not needed: a TMA launch reports the gap
-  if (!resolver.get(d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", {12000},
-                    &optional_missing))
+  if (!resolver.get(d.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled", {12000}, &optional_missing))
     d.cuTensorMapEncodeTiled = nullptr;
   if (CUresult rc = d.cuInit(0); rc != CUDA_SUCCESS) {
     *why = "no CUDA device: cuInit failed: " + error_name(d, rc);

@@ -12,17 +12,17 @@ using nlohmann::json;
 json kernel_to_json(const WorkerKernel& k) {
   const LaunchPlan& p = k.plan;
   json j = {{"id", k.id},
-          {"image", json::binary(std::vector<uint8_t>(k.image.begin(), k.image.end()))},
-          {"entry", p.entry},
-          {"threads", p.threads},
-          {"dynamic_smem_bytes", p.dynamic_smem_bytes},
-          {"tile_m", p.tile_m},
-          {"tile_n", p.tile_n},
-          {"split_k", p.split_k},
-          {"reduce_entry", p.reduce_entry},
-          {"reduce_threads", p.reduce_threads},
-          {"min_alignment_bytes", p.min_alignment_bytes},
-          {"tma_box_k", p.tma_box_k}};
+            {"image", json::binary(std::vector<uint8_t>(k.image.begin(), k.image.end()))},
+            {"entry", p.entry},
+            {"threads", p.threads},
+            {"dynamic_smem_bytes", p.dynamic_smem_bytes},
+            {"tile_m", p.tile_m},
+            {"tile_n", p.tile_n},
+            {"split_k", p.split_k},
+            {"reduce_entry", p.reduce_entry},
+            {"reduce_threads", p.reduce_threads},
+            {"min_alignment_bytes", p.min_alignment_bytes},
+            {"tma_box_k", p.tma_box_k}};
   return j;
 }
 

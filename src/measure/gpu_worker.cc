@@ -227,8 +227,8 @@ class GpuWorker {
       CUresult r =
           dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layout, &maps.map[which]);
       if (r != CUDA_SUCCESS)
-        throw TensorMapError(r, fmt::format("cuTensorMapEncodeTiled({}): {}", is_a ? "A" : "B",
-                                            cuda_error_name(r)));
+        throw TensorMapError(
+            r, fmt::format("cuTensorMapEncodeTiled({}): {}", is_a ? "A" : "B", cuda_error_name(r)));
     }
     return maps;
   }
@@ -237,7 +237,7 @@ class GpuWorker {
   void launch(const LoadedKernel& k, const LaunchPlan& plan, const GemmShape& s, DietcodeArgs a,
               const TensorMaps& maps) const {
     const Driver& d = driver();
-    TensorMaps copy = maps;  // kernelParams are non-const
+    TensorMaps copy = maps;                             // kernelParams are non-const
     void* params[] = {&a, &copy.map[0], &copy.map[1]};  // the reduction reads only the first
     unsigned g[3];
     plan.grid(s, g);

@@ -37,13 +37,13 @@ static json shape_var_json(const ShapeVar& var) {
 static json plan_json(const LaunchPlan& p) {
   json j = {{"entry", p.entry},
             {"threads", p.threads},
-          {"dynamic_smem_bytes", p.dynamic_smem_bytes},
-          {"tile_m", p.tile_m},
-          {"tile_n", p.tile_n},
-          {"split_k", p.split_k},
-          {"reduce_entry", p.reduce_entry},
-          {"reduce_threads", p.reduce_threads},
-          {"min_alignment_bytes", p.min_alignment_bytes}};
+            {"dynamic_smem_bytes", p.dynamic_smem_bytes},
+            {"tile_m", p.tile_m},
+            {"tile_n", p.tile_n},
+            {"split_k", p.split_k},
+            {"reduce_entry", p.reduce_entry},
+            {"reduce_threads", p.reduce_threads},
+            {"min_alignment_bytes", p.min_alignment_bytes}};
   // Only for kernels with a TMA producer, so manifests of other packs read as before.
   if (p.tma_box_k > 0) j["tma_box_k"] = p.tma_box_k;
   return j;

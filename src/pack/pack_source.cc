@@ -274,14 +274,13 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
         ptx = "reinterpret_cast<const char*>(" + blob_symbol(blob) + ")";
         ptx_cc = std::to_string(arch_number(kernel.compiled.ptx_arch));
       }
-      kernel_rows += "    {" + c_string_literal(plan.entry) + ", " +
-                     c_string_literal(plan.reduce_entry) + ", " + std::to_string(plan.threads) +
-                     ", " + std::to_string(plan.dynamic_smem_bytes) + ", " +
-                     std::to_string(plan.tile_m) + ", " + std::to_string(plan.tile_n) + ", " +
-                     std::to_string(plan.split_k) + ", " + std::to_string(plan.reduce_threads) +
-                     ", " + std::to_string(plan.min_alignment_bytes) + ", " +
-                     std::to_string(plan.tma_box_k) + ", cubins_" + kid + ", " +
-                     std::to_string(n_images) + ", " + ptx + ", " + ptx_cc + "},\n";
+      kernel_rows +=
+          "    {" + c_string_literal(plan.entry) + ", " + c_string_literal(plan.reduce_entry) +
+          ", " + std::to_string(plan.threads) + ", " + std::to_string(plan.dynamic_smem_bytes) +
+          ", " + std::to_string(plan.tile_m) + ", " + std::to_string(plan.tile_n) + ", " +
+          std::to_string(plan.split_k) + ", " + std::to_string(plan.reduce_threads) + ", " +
+          std::to_string(plan.min_alignment_bytes) + ", " + std::to_string(plan.tma_box_k) +
+          ", cubins_" + kid + ", " + std::to_string(n_images) + ", " + ptx + ", " + ptx_cc + "},\n";
     }
     ops_c += "const KernelDesc kernels_" + id + "[] = {\n" + kernel_rows + "};\n";
 

@@ -11,10 +11,10 @@
 
 #include <filesystem>
 
+#include "e2e/cli_util.h"
 #include "measure/gpu_measurer.h"
 #include "measure/gpu_protocol.h"
 #include "measure/worker_process.h"
-#include "e2e/cli_util.h"
 
 namespace dietcode {
 namespace {
@@ -65,8 +65,12 @@ class MeasureWorkerTma : public ::testing::Test {
     WorkerProcess worker(std::vector<std::string>{test::cli_path(), kMeasureWorkerSubcommand});
     nlohmann::json list = nlohmann::json::array();
     for (const WorkerCandidate& c : candidates) list.push_back(to_json(c));
-    WorkerReply reply = worker.call({{"action", "time"}, {"device", 0}, {"seed", 1},
-                                     {"warmup", 1}, {"repeats", 3}, {"flush_l2", false},
+    WorkerReply reply = worker.call({{"action", "time"},
+                                     {"device", 0},
+                                     {"seed", 1},
+                                     {"warmup", 1},
+                                     {"repeats", 3},
+                                     {"flush_l2", false},
                                      {"candidates", list}},
                                     60);
     EXPECT_EQ(reply.outcome, WorkerOutcome::kOk) << reply.error;
@@ -111,8 +115,7 @@ TEST_F(MeasureWorkerTma, WithoutTheMapsTheDoubleRefusesTheLaunch) {
 TEST_F(MeasureWorkerTma, AShapeTheTmaCannotAddressIsTheCandidatesLaunchError) {
   bool lost = true;
   std::vector<WorkerResult> r =
-      time({tma_candidate(64, {{1, 128, 256, 500}}), tma_candidate(64, {{1, 64, 64, 64}})},
-           &lost);
+      time({tma_candidate(64, {{1, 128, 256, 500}}), tma_candidate(64, {{1, 64, 64, 64}})}, &lost);
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].status, MeasureStatus::kLaunchError);
   EXPECT_EQ(r[0].error,

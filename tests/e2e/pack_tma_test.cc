@@ -34,18 +34,18 @@ class PackTmaTest : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new test::TempDir;
     const std::string src = test::source_dir();
-    const std::string cxx = "'" DIETCODE_STRESS_CXX "' -std=c++17 -O1 -isystem '"
-                            DIETCODE_STRESS_CUDA_INCLUDE "' ";
+    const std::string cxx =
+        "'" DIETCODE_STRESS_CXX "' -std=c++17 -O1 -isystem '" DIETCODE_STRESS_CUDA_INCLUDE "' ";
     CommandResult pack = run_command(
         {"sh", "-c",
          cxx + "-fPIC -shared -fvisibility=hidden -I'" + src + "/src/pack/runtime' -I'" + src +
              "/templates' -I'" + src + "/include' '" + src + "/tests/data/tma_pack/tma_pack.cc' '" +
              src + "/src/pack/runtime/pack_runtime.cc' -o '" + dir_->file("libtma.so") + "' -ldl"});
     ASSERT_EQ(pack.exit_code, 0) << pack.summary();
-    CommandResult client = run_command(
-        {"sh", "-c",
-         cxx + "-I'" + src + "/tests/data' '" + src + "/tests/data/tma_pack/tma_client.cc' -o '" +
-             dir_->file("tma_client") + "' -ldl"});
+    CommandResult client = run_command({"sh", "-c",
+                                        cxx + "-I'" + src + "/tests/data' '" + src +
+                                            "/tests/data/tma_pack/tma_client.cc' -o '" +
+                                            dir_->file("tma_client") + "' -ldl"});
     ASSERT_EQ(client.exit_code, 0) << client.summary();
   }
   static void TearDownTestSuite() { delete dir_; }
@@ -79,8 +79,8 @@ test::TempDir* PackTmaTest::dir_ = nullptr;
 // innermost first (K, rows, batch), byte strides of a row and a batch element, boxes of 64
 // elements (128 bytes) by the tile's rows, 16-bit elements (type 1: UINT16), the 128-byte
 // swizzle (3), 256-byte L2 promotion (3) and zero fill (oob 0).
-std::string map_line(int index, int arg, int64_t k, int64_t rows, int64_t batch, int64_t batch_bytes,
-                     int box_rows) {
+std::string map_line(int index, int arg, int64_t k, int64_t rows, int64_t batch,
+                     int64_t batch_bytes, int box_rows) {
   std::ostringstream s;
   s << "map " << index << " base 0x" << std::hex << ((int64_t(arg) + 1) << 44) << std::dec
     << " dims " << k << "," << rows << "," << batch << " strides " << k * 2 << "," << batch_bytes
@@ -112,8 +112,7 @@ TEST_F(PackTmaTest, RepeatedCallsEncodeTheirMapsOnce) {
 }
 
 TEST_F(PackTmaTest, AKernelWithoutATmaProducerGetsNoMaps) {
-  EXPECT_EQ(launch({"proj", "32", "256", "512"}),
-            "rc 0 | \nmaps 0\nencodes 0\nlaunches 1\n");
+  EXPECT_EQ(launch({"proj", "32", "256", "512"}), "rc 0 | \nmaps 0\nencodes 0\nlaunches 1\n");
 }
 
 TEST_F(PackTmaTest, OperandsTheTmaCannotAddressAreOneLineErrors) {
@@ -147,8 +146,7 @@ TEST_F(PackTmaTest, ABuiltPackWithATmaProducerPassesItsMaps) {
       "ops": [{"name": "proj", "op": "dense", "dtype": "bfloat16", "M": "8*T", "N": 256,
                "K": 192}]})");
   const MicroKernel cp_async{"dense_wgmma", {{"WG_M", 1}, {"BN", 64}, {"PRODUCER", 0}}};
-  const MicroKernel tma{"dense_wgmma",
-                        {{"WG_M", 2}, {"BN", 128}, {"STAGES", 4}, {"PRODUCER", 1}}};
+  const MicroKernel tma{"dense_wgmma", {{"WG_M", 2}, {"BN", 128}, {"STAGES", 4}, {"PRODUCER", 1}}};
   std::string log = dir.file("tma.jsonl");
   {
     TuningLogWriter writer(log);

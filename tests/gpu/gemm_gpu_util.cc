@@ -102,9 +102,9 @@ static std::string encode_maps(const Driver& d, const LaunchPlan& plan, const Di
     if (const char* why = dietcode_pack::tensor_map_layout(
             which, args, is_a ? plan.tile_m : plan.tile_n, plan.tma_box_k, 2, &layout))
       return std::string("tensor map of ") + (is_a ? "A" : "B") + ": " + why;
-    if (auto e = check(dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layout,
-                                                        &maps[which]),
-                       "cuTensorMapEncodeTiled");
+    if (auto e =
+            check(dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layout, &maps[which]),
+                  "cuTensorMapEncodeTiled");
         !e.empty())
       return e;
   }

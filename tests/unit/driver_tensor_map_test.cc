@@ -64,8 +64,8 @@ class FakeEncoder : public ::testing::Test {
     ASSERT_NE(d_.cuTensorMapEncodeTiled, nullptr);
     void* handle = dlopen(kFake, RTLD_NOW | RTLD_NOLOAD);
     ASSERT_NE(handle, nullptr);
-    decode_ = reinterpret_cast<FakeCudaDecodeTensorMapFn>(
-        dlsym(handle, "fake_cuda_decode_tensor_map"));
+    decode_ =
+        reinterpret_cast<FakeCudaDecodeTensorMapFn>(dlsym(handle, "fake_cuda_decode_tensor_map"));
     ASSERT_NE(decode_, nullptr);
   }
 
@@ -132,7 +132,7 @@ TEST_F(FakeEncoder, RefusesWhatTheDriverApiDocumentsAsInvalid) {
   EXPECT_EQ(encode_changed([](Call& c) { c.type = CUtensorMapDataType(40); }), bad);
   EXPECT_EQ(encode_changed([](Call& c) { c.dims[1] = 0; }), bad);  // 1..2^32
   EXPECT_EQ(encode_changed([](Call& c) { c.dims[2] = (1ull << 32) + 1; }), bad);
-  EXPECT_EQ(encode_changed([](Call& c) { c.strides[0] = 1032; }), bad);  // multiples of 16
+  EXPECT_EQ(encode_changed([](Call& c) { c.strides[0] = 1032; }), bad);        // multiples of 16
   EXPECT_EQ(encode_changed([](Call& c) { c.strides[1] = 1ull << 40; }), bad);  // below 2^40
   EXPECT_EQ(encode_changed([](Call& c) { c.strides[1] = (1ull << 40) - 16; }), CUDA_SUCCESS);
   EXPECT_EQ(encode_changed([](Call& c) { c.box[1] = 0; }), bad);  // 1..256

@@ -1,11 +1,11 @@
 // The tensor-map view of a TMA kernel's operands (pack_tensor_maps.h), shared by the pack
 // runtime and the measurer: what it tells cuTensorMapEncodeTiled for dense and batched calls,
 // and every layout it refuses, with the reason a pack's error line repeats.
-#include "pack/runtime/pack_tensor_maps.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "pack/runtime/pack_tensor_maps.h"
 
 namespace dietcode {
 namespace {
@@ -139,9 +139,17 @@ CUresult record(CUtensorMap*, CUtensorMapDataType type, cuuint32_t rank, void* a
                 const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
                 CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
                 CUtensorMapFloatOOBfill oob) {
-  g_recorded = {type, rank, address, {dims[0], dims[1], dims[2]}, {strides[0], strides[1]},
-                {box[0], box[1], box[2]}, {element_strides[0], element_strides[1],
-                element_strides[2]}, interleave, swizzle, l2, oob};
+  g_recorded = {type,
+                rank,
+                address,
+                {dims[0], dims[1], dims[2]},
+                {strides[0], strides[1]},
+                {box[0], box[1], box[2]},
+                {element_strides[0], element_strides[1], element_strides[2]},
+                interleave,
+                swizzle,
+                l2,
+                oob};
   return CUDA_ERROR_INVALID_VALUE;  // passed through to the caller
 }
 

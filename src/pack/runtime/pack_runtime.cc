@@ -314,9 +314,9 @@ int tensor_maps(const OpDesc& op, const KernelDesc& k, const DietcodeArgs& a,
       c.valid = false;
       CUresult r = encode_tensor_map(d.TensorMapEncodeTiled, layouts[which], &c.map);
       if (r != CUDA_SUCCESS)
-        return cuda_fail(r, which == kTensorMapA ? "cuTensorMapEncodeTiled (A)"
-                                                 : "cuTensorMapEncodeTiled (B)",
-                         op.name);
+        return cuda_fail(
+            r, which == kTensorMapA ? "cuTensorMapEncodeTiled (A)" : "cuTensorMapEncodeTiled (B)",
+            op.name);
       c.layout = layouts[which];
       c.valid = true;
     }

@@ -44,16 +44,18 @@ int main(int argc, char** argv) {
     }
   }
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  auto stats = driver ? reinterpret_cast<FakeCudaStatsFn>(dlsym(driver, "fake_cuda_stats"))
-                      : nullptr;
-  auto last_maps = driver ? reinterpret_cast<FakeCudaLastTensorMapsFn>(
-                                dlsym(driver, "fake_cuda_last_tensor_maps"))
-                          : nullptr;
+  auto stats =
+      driver ? reinterpret_cast<FakeCudaStatsFn>(dlsym(driver, "fake_cuda_stats")) : nullptr;
+  auto last_maps =
+      driver
+          ? reinterpret_cast<FakeCudaLastTensorMapsFn>(dlsym(driver, "fake_cuda_last_tensor_maps"))
+          : nullptr;
   if (!stats || !last_maps) return std::fprintf(stderr, "libcuda.so.1 is not the fake\n"), 2;
   void* pack = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (!pack) return std::fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror()), 2;
-  auto launch = reinterpret_cast<int (*)(const char*, void* const*, int, const int64_t*, int,
-                                         void*)>(dlsym(pack, "dietcode_launch"));
+  auto launch =
+      reinterpret_cast<int (*)(const char*, void* const*, int, const int64_t*, int, void*)>(
+          dlsym(pack, "dietcode_launch"));
   auto last_error = reinterpret_cast<const char* (*)()>(dlsym(pack, "dietcode_last_error"));
   if (!launch || !last_error) return std::fprintf(stderr, "not a dietcode pack\n"), 2;
 
@@ -83,8 +85,8 @@ int main(int argc, char** argv) {
     std::printf(
         "map %d base 0x%" PRIx64
         " dims %s strides %s box %s elem %s type %d swizzle %d l2 %d oob %d interleave %d\n",
-        i, m.base, dims.c_str(), strides.c_str(), box.c_str(), elem.c_str(), m.data_type,
-        m.swizzle, m.l2_promotion, m.oob_fill, m.interleave);
+        i, m.base, dims.c_str(), strides.c_str(), box.c_str(), elem.c_str(), m.data_type, m.swizzle,
+        m.l2_promotion, m.oob_fill, m.interleave);
   }
   std::printf("encodes %" PRId64 "\n", after.tensor_map_encodes - before.tensor_map_encodes);
   std::printf("launches %" PRId64 "\n", after.launches - before.launches);
