@@ -181,6 +181,18 @@ TEST_F(PackTmaTest, ABuiltPackWithATmaProducerPassesItsMaps) {
                 map_line(1, 1, 192, 256, 1, 256 * 192 * 2, 128) + "encodes 2\nlaunches 1\n");
   EXPECT_EQ(launch_pack(lib, {"proj", "2"}, h100), "rc 0 | \nmaps 0\nencodes 0\nlaunches 1\n");
 
+  // Sixteen threads on three streams each, T over 1..16, so both kernels launch at once and
+  // every thread keeps its own maps: each stream still gets exactly its launches.
+  CommandOptions stress;
+  stress.env = {{"LD_LIBRARY_PATH", kFakeDir}, {"FAKE_CUDA_KERNELS", "1"}, {"FAKE_CUDA_CC", "90"}};
+  stress.unset_env = {"FAKE_CUDA_MISSING", "FAKE_CUDA_DEVICES"};
+  stress.timeout_s = 120;
+  CommandResult concurrent = run_command(
+      {DIETCODE_STRESS_DIR "/pack_stress/pack_stress_plain", lib, "proj", "16", "concurrent"},
+      stress);
+  EXPECT_EQ(concurrent.exit_code, 0) << concurrent.summary() << concurrent.out;
+  EXPECT_THAT(concurrent.out, HasSubstr("ok concurrent\n"));
+
   std::vector<std::pair<std::string, std::string>> old_driver = h100;
   old_driver.emplace_back("FAKE_CUDA_MISSING", "cuTensorMapEncodeTiled");
   EXPECT_THAT(launch_pack(lib, {"proj", "16"}, old_driver),
