@@ -276,15 +276,7 @@ TEST(PackArchDispatch, AnSm80AndSm90aPackLaunchesOnBothGpusAtOnce) {
                "K": 128}]})");
   const MicroKernel tc{"dense_tc", {}}, wgmma{"dense_wgmma", {}};
   std::string log = dir.file("mixed.jsonl");
-  {
-    TuningLogWriter writer(log);
-    for (int64_t t = 1; t <= 16; ++t)
-      for (const MicroKernel& mk : {tc, wgmma}) {
-        TuningRecord r = test::h100_record("mixed", "proj", mk, t, {1, 8 * t, 128, 128});
-        r.latency_us = 4.0 + ((mk == wgmma) == (t > 8) ? 0.0 : 1.0);
-        writer.append(r);
-      }
-  }
+  test::write_two_band_log(log, "mixed", "proj", tc, wgmma, 128, 128);
   CommandOptions options;
   options.env = {{"DIETCODE_CACHE_DIR", dir.file("cache")}};
   std::string lib = dir.file("libmixed.so");

@@ -148,15 +148,7 @@ TEST_F(PackTmaTest, ABuiltPackWithATmaProducerPassesItsMaps) {
   const MicroKernel cp_async{"dense_wgmma", {{"WG_M", 1}, {"BN", 64}, {"PRODUCER", 0}}};
   const MicroKernel tma{"dense_wgmma", {{"WG_M", 2}, {"BN", 128}, {"STAGES", 4}, {"PRODUCER", 1}}};
   std::string log = dir.file("tma.jsonl");
-  {
-    TuningLogWriter writer(log);
-    for (int64_t t = 1; t <= 16; ++t)
-      for (const MicroKernel& mk : {cp_async, tma}) {
-        TuningRecord r = test::h100_record("tma", "proj", mk, t, {1, 8 * t, 256, 192});
-        r.latency_us = 4.0 + ((mk == tma) == (t > 8) ? 0.0 : 1.0);
-        writer.append(r);
-      }
-  }
+  test::write_two_band_log(log, "tma", "proj", cp_async, tma, 256, 192);
   CommandOptions options;
   options.env = {{"DIETCODE_CACHE_DIR", dir.file("cache")}};
   std::string lib = dir.file("libtma.so");

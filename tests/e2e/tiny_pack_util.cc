@@ -48,4 +48,16 @@ void write_tiny_log(const std::string& path) {
     }
 }
 
+void write_two_band_log(const std::string& path, const std::string& workload,
+                        const std::string& op, const MicroKernel& low, const MicroKernel& high,
+                        int64_t n, int64_t k) {
+  TuningLogWriter writer(path);
+  for (int64_t t = 1; t <= 16; ++t)
+    for (const MicroKernel& mk : {low, high}) {
+      TuningRecord r = h100_record(workload, op, mk, t, {1, 8 * t, n, k});
+      r.latency_us = 4.0 + ((mk == high) == (t > 8) ? 0.0 : 1.0);
+      writer.append(r);
+    }
+}
+
 }  // namespace dietcode::test

@@ -26,4 +26,10 @@ TuningRecord h100_record(const std::string& workload, const std::string& op, con
 // The tiny log: every kernel at every T, the band's best 1 us faster than the others.
 void write_tiny_log(const std::string& path);
 
+// A log for a 16-bit op `op` of `workload` with M = 8*T, T in 1..16, and a static N x K: both
+// kernels measured at every T, `low` 1 us faster for T <= 8 and `high` above.
+void write_two_band_log(const std::string& path, const std::string& workload,
+                        const std::string& op, const MicroKernel& low, const MicroKernel& high,
+                        int64_t n, int64_t k);
+
 }  // namespace dietcode::test
