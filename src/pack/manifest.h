@@ -11,6 +11,7 @@
 //             "dims": {"M": "16*T", "N": "2304", "K": "768"},
 //             "kernels": [{"id": 0, "template": "dense_f32", "params": {...}, "key": "...",
 //                          "plan": {"entry": ..., "threads": 256, "tile_m": 64, ...},
+//                                   // + "tma_box_k": 64 for a kernel that takes tensor maps
 //                          "resources": {"sm_90": {"registers": 96, ...}}}],
 //             "tree": {"vars": ["T"], "root": {...}},          // decision_tree.h
 //             "dispatchers": [{"archs": ["sm_90a"], "tree": {...}},   // only when the archs
