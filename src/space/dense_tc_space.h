@@ -1,4 +1,5 @@
-// The tensor-core templates' search spaces (float16 / bfloat16 dense, fp32 accumulation) and
+// The tensor-core templates' search spaces (float16 / bfloat16 dense and K-contiguous
+// batch_matmul, tensor_core_space_rules.h; fp32 accumulation) and
 // the geometry their spaces, code generation and tests share:
 //   dense_tc     mma.sync.m16n8k16 + ldmatrix + cp.async pipeline, sm_80 and newer
 //                (templates/dense_tc.cu)
