@@ -187,31 +187,53 @@ struct TileLoad {
 // all out and starts on 16 bytes.
 struct TileLoadKN {
   static constexpr int kChunks = BK * kChunksN;
-  static constexpr int kIters = (kChunks + kThreads - 1) / kThreads;
+  // When a row's chunks divide the block, each thread keeps one chunk column and walks rows
+  // kRowStep apart from one pointer (as TileLoad does): nothing per row stays live in registers
+  // across the K loop. Otherwise (3, 5, 6, ... chunks) every copy finds its own row and chunk.
+  static constexpr bool kFixedChunk = kThreads % kChunksN == 0;
+  static constexpr int kRowStep = kFixedChunk ? kThreads / kChunksN : 1;
+  static constexpr int kIters =
+      kFixedChunk ? (BK + kRowStep - 1) / kRowStep : (kChunks + kThreads - 1) / kThreads;
+
+  static __device__ __forceinline__ void copy(unsigned dst, elem_t* dst_ptr, const elem_t* p,
+                                              const elem_t* src, int r, int chunk, bool k_ok,
+                                              int gn, int n_left, bool n_aligned) {
+    if (n_aligned) {
+      const bool valid = k_ok && gn < n_left;
+      cp_async16(dst + 2 * swizzle_kn(r, chunk), valid ? (const void*)p : (const void*)src, valid);
+    } else {
+      unsigned w[4] = {0u, 0u, 0u, 0u};
+      if (k_ok) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          if (gn + e < n_left) w[e / 2] |= (unsigned)p[e] << (16 * (e % 2));
+      }
+      *reinterpret_cast<uint4*>(dst_ptr + swizzle_kn(r, chunk)) =
+          make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
 
   static __device__ __forceinline__ void async(unsigned dst, elem_t* dst_ptr,
                                                const elem_t* __restrict__ src, int n_left, int ld,
                                                int k0, int k_end, bool n_aligned, int tid) {
+    if (kFixedChunk) {
+      const int chunk = tid % kChunksN, r0 = tid / kChunksN, gn = chunk * 8;
+      const long long step = (long long)kRowStep * ld;
+      const elem_t* p = src + (long long)(k0 + r0) * ld + gn;
 #pragma unroll
-    for (int i = 0; i < kIters; ++i) {
-      const int idx = tid + i * kThreads;
-      if (kChunks % kThreads != 0 && idx >= kChunks) continue;
-      const int r = idx / kChunksN, chunk = idx % kChunksN;
-      const int gk = k0 + r, gn = chunk * 8;
-      const elem_t* p = src + (long long)gk * ld + gn;
-      if (n_aligned) {
-        const bool valid = gk < k_end && gn < n_left;
-        cp_async16(dst + 2 * swizzle_kn(r, chunk), valid ? (const void*)p : (const void*)src,
-                   valid);
-      } else {
-        unsigned w[4] = {0u, 0u, 0u, 0u};
-        if (gk < k_end) {
+      for (int i = 0; i < kIters; ++i, p += step) {
+        const int r = r0 + i * kRowStep;
+        if (BK % kRowStep != 0 && r >= BK) continue;
+        copy(dst, dst_ptr, p, src, r, chunk, k0 + r < k_end, gn, n_left, n_aligned);
+      }
+    } else {
 #pragma unroll
-          for (int e = 0; e < 8; ++e)
-            if (gn + e < n_left) w[e / 2] |= (unsigned)p[e] << (16 * (e % 2));
-        }
-        *reinterpret_cast<uint4*>(dst_ptr + swizzle_kn(r, chunk)) =
-            make_uint4(w[0], w[1], w[2], w[3]);
+      for (int i = 0; i < kIters; ++i) {
+        const int idx = tid + i * kThreads;
+        if (kChunks % kThreads != 0 && idx >= kChunks) continue;
+        const int r = idx / kChunksN, chunk = idx % kChunksN;
+        const elem_t* p = src + (long long)(k0 + r) * ld + chunk * 8;
+        copy(dst, dst_ptr, p, src, r, chunk, k0 + r < k_end, chunk * 8, n_left, n_aligned);
       }
     }
   }

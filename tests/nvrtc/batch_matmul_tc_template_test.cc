@@ -147,6 +147,13 @@ TEST(BatchMatmulTcTemplate, DenseTcWithBStoredKNCompilesWithoutSpills) {
        DType::kFloat16, kn},
       {"PV 2x2 warps 64x64 (16 chunks) BK64 4 stages", "dense_tc", tc(2, 2, 64, 64, 64, 4), 0, 0,
        DType::kBFloat16, kn},
+      {"PV largest: 4x2 warps of 64x64 BK64 4 stages", "dense_tc", tc(4, 2, 64, 64, 64, 4), 0, 0,
+       DType::kBFloat16, kn},
+      {"PV one warp 128x32", "dense_tc", tc(1, 1, 128, 32, 32, 3), 64, 0, DType::kBFloat16, kn},
+      {"PV one warp 16x128 BK64 4 stages", "dense_tc", tc(1, 1, 16, 128, 64, 4), 0, 0,
+       DType::kFloat16, kn},
+      {"PV 32 warps 8x4 of 16x16, 1024 threads", "dense_tc", tc(8, 4, 16, 16, 32, 2), 64, 0,
+       DType::kBFloat16, kn},
       {"PV static N=45 (2-byte B loads)", "dense_tc", tc(2, 2, 32, 32, 32, 3), 45, 0,
        DType::kFloat16, kn},
   });

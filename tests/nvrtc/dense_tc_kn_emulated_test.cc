@@ -1,6 +1,7 @@
 // dense_tc with B stored [K,N] (B_K_CONTIGUOUS 0: batch_matmul's probs . V) run on the CPU
 // through a TEST DOUBLE of the device dialect and of ldmatrix (.trans included) / mma.sync
-// (tc_emulation.h): every B swizzle width the template has (rows of 1, 2, 4, 8 and 16 chunks),
+// (tc_emulation.h): every B swizzle width the template has (rows of 1, 6, 4, 8 and 16 chunks;
+// 6 chunks on 128 threads take the copy loop for chunk counts that do not divide the block),
 // odd numbers of n8 tiles (ldmatrix .x2 .trans), split-K, guarded 2-byte B loads for an N that
 // is not a multiple of 8 (static or at run time) and A loads for such a K, on batches with
 // tails in M, N and K and gaps between batch elements, against the double-precision reference

@@ -277,7 +277,7 @@ TEST_F(GpuMeasurerTest, AnOpWithoutAReferenceKernelIsStillRunAloneFirst) {
   RecordingCompiler compiler;
   op_.kind = OpKind::kConv2d;  // the reference kernel computes no 16-bit conv2d
   op_.dtype = DType::kFloat16;
-  op_.dims = {{"N", Expr::parse("T")},   {"H", Expr::constant(8)}, {"W", Expr::constant(8)},
+  op_.dims = {{"N", Expr::parse("T")},   {"H", Expr::constant(8)},  {"W", Expr::constant(8)},
               {"C", Expr::constant(16)}, {"K", Expr::constant(32)}, {"R", Expr::constant(3)},
               {"S", Expr::constant(3)}};
   GpuMeasurer measurer = make(/*reference=*/ReferenceProvider(), &compiler);
