@@ -2,7 +2,7 @@
 // end to end: `dietcode tune --simulate h100` (a TEST DOUBLE of a GPU; NVRTC compiles for real)
 // measures tensor-core kernels for its two batch_matmuls (Q.K^T on both templates, probs.V on
 // dense_tc), and `dietcode build` makes a pack of them for sm_80 and sm_90a. A batch_matmul layout
-// no template reads is skipped with a note that names the layout.
+// no template reads is skipped by tune, and shown by inspect, with its layout named.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -104,6 +104,11 @@ TEST(CliTuneAttentionBf16, ALayoutNoTemplateReadsIsSkippedWithItsLayoutNamed) {
   ASSERT_EQ(r.exit_code, 0) << r.summary();
   EXPECT_THAT(r.out + r.err, HasSubstr("tq: skipped: no template computes float16 batch_matmul "
                                        "with A stored [K,M] (transpose_a) and B stored [K,N] yet"));
+  CommandResult inspect =
+      test::run_cli({"inspect", workload, "--space", "--gpu", "h100", "--max-candidates", "1"});
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.summary();
+  EXPECT_THAT(inspect.out, HasSubstr("\ntq: no template can compute this op (float16 batch_matmul "
+                                     "with A stored [K,M] (transpose_a) and B stored [K,N])\n"));
   CommandResult none = test::run_cli(
       {"tune", workload, "--simulate", "h100", "--ops", "tq", "--trials", "2"}, in(dir));
   EXPECT_EQ(none.exit_code, 1);
