@@ -1,5 +1,8 @@
 // dense_tc: Y[M,N] = epilogue(X[M,K] . W[N,K]^T (+ bias[N])) on tensor cores, for f16 and bf16
 // (DTYPE 1, 2) with fp32 accumulation and the output rounded to the input type. sm_80+.
+// Also batch_matmul Y[b] = A[b] . B[b]: batch element b = blockIdx.z / SPLITK starts at
+// a + b*stride_a, b + b*stride_b, c + b*stride_c, with A stored [M,K] and B stored [N,K]
+// (B_K_CONTIGUOUS 1, read like W) or [K,N] (B_K_CONTIGUOUS 0, see below).
 // Compiled by NVRTC only: no CUDA headers, PTX through inline asm (dietcode_tc.h).
 //
 // Guided tour
@@ -7,10 +10,14 @@
 //   (WM a multiple of 16, WN of 8) made of (WM/16) x (WN/8) mma.sync.m16n8k16 tiles, whose fp32
 //   accumulators stay in registers for the whole K loop.
 // * Both operands are K-contiguous (X rows, W rows), which is exactly what mma wants for A
-//   ("row") and B ("col"), so ldmatrix never needs .trans here. Tiles live in shared memory as
+//   ("row") and B ("col"), so ldmatrix needs no .trans for them. Tiles live in shared memory as
 //   [rows][BK] with 16-byte chunks XOR-swizzled by row (swizzle() below): the 8 rows one
 //   ldmatrix phase reads fall into 8 different 16-byte bank groups, so reads are conflict-free,
 //   and the cp.async writes of a warp spread over the banks too.
+// * B stored [K,N] (B_K_CONTIGUOUS 0, attention's probs . V): B tiles are [BK][BN], copied
+//   along N, and ldmatrix .trans turns 8 k-rows of 8 n-columns into mma's column-major B
+//   fragment. Their chunks are swizzled within each row (swizzle_kn()). 16-byte copies need
+//   N % 8 == 0 here; otherwise B's tiles take guarded 2-byte loads, as for K below.
 // * STAGES (2-4) shared buffers form a cp.async pipeline: while tile t is computed, tiles
 //   t+1 .. t+STAGES-1 are in flight (16-byte cp.async.cg, one commit group per tile).
 // * Local padding: rows past M (N) and chunks past the end of the K slice are zero-filled by the
@@ -55,6 +62,11 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
+// How B is stored (not a tunable: the op's layout). 1: K-contiguous, W[N,K] of a dense layer or
+// B[b] stored [N,K] (batch_matmul transpose_b). 0: N-contiguous, B[b] stored [K,N].
+#ifndef B_K_CONTIGUOUS
+#define B_K_CONTIGUOUS 1
+#endif
 
 #if WM % 16 != 0 || WM < 16 || WM > 128
 #error "WM must be a multiple of 16 in 16..128"
@@ -71,6 +83,9 @@
 #if MIN_BLOCKS < 1 || MIN_BLOCKS > 4
 #error "MIN_BLOCKS must be in 1..4"
 #endif
+#if B_K_CONTIGUOUS != 0 && B_K_CONTIGUOUS != 1
+#error "B_K_CONTIGUOUS must be 0 or 1"
+#endif
 
 namespace dc {
 
@@ -84,6 +99,7 @@ constexpr int kChunksPerRow = BK / 8;  // 16-byte chunks in one tile row
 constexpr int kStageA = kBM * BK;      // elements of one A (X) stage
 constexpr int kStageB = kBN * BK;      // elements of one B (W) stage
 constexpr int kSmemBytes = STAGES * (kStageA + kStageB) * 2;
+constexpr int kChunksN = kBN / 8;  // 16-byte chunks in one row of a [BK][BN] B tile
 static_assert(kThreads <= 1024, "too many threads");
 
 #ifdef DIETCODE_EXPECT_SMEM
@@ -102,6 +118,19 @@ __device__ __forceinline__ int swizzle_phase(int row) {
 // Element offset of (row, chunk) in a [rows][BK] tile.
 __device__ __forceinline__ int swizzle(int row, int chunk) {
   return row * BK + ((chunk ^ swizzle_phase(row)) << 3);
+}
+
+// B stored [K,N] lives in shared memory as [BK][BN], rows of kChunksN chunks. Its swizzle XORs
+// a chunk with a phase below g, the largest power of two (at most 8) dividing kChunksN, so a
+// chunk stays in its row; 8 consecutive rows at one logical chunk still land in 8 distinct bank
+// groups (for g < 8 the row pitch itself spreads what the phase does not: an odd kChunksN, or
+// twice an odd one with phases alternating every 4 rows, and so on).
+constexpr int kSwizzleN = (kChunksN & -kChunksN) < 8 ? (kChunksN & -kChunksN) : 8;
+__device__ __forceinline__ int swizzle_phase_kn(int row) {
+  return (row / (8 / kSwizzleN)) & (kSwizzleN - 1);
+}
+__device__ __forceinline__ int swizzle_kn(int row, int chunk) {
+  return row * kBN + ((chunk ^ swizzle_phase_kn(row)) << 3);
 }
 
 // ---- Global -> shared tile loads ---------------------------------------------------------
@@ -151,10 +180,72 @@ struct TileLoad {
   }
 };
 
+// The BK x BN tile of B stored [K,N] (row pitch ld = N) from `src` (row k 0 of the operand,
+// the tile's first column): BK rows of kChunksN chunks, consecutive threads on consecutive
+// chunks of a row (coalesced along N). k0, k_end: the tile's first row and the K slice's end;
+// n_left: columns from the tile's first on; n_aligned: N % 8 == 0, so a chunk is all in or
+// all out and starts on 16 bytes.
+struct TileLoadKN {
+  static constexpr int kChunks = BK * kChunksN;
+  // When a row's chunks divide the block, each thread keeps one chunk column and walks rows
+  // kRowStep apart from one pointer (as TileLoad does): nothing per row stays live in registers
+  // across the K loop. Otherwise (3, 5, 6, ... chunks) every copy finds its own row and chunk.
+  static constexpr bool kFixedChunk = kThreads % kChunksN == 0;
+  static constexpr int kRowStep = kFixedChunk ? kThreads / kChunksN : 1;
+  static constexpr int kIters =
+      kFixedChunk ? (BK + kRowStep - 1) / kRowStep : (kChunks + kThreads - 1) / kThreads;
+
+  static __device__ __forceinline__ void copy(unsigned dst, elem_t* dst_ptr, const elem_t* p,
+                                              const elem_t* src, int r, int chunk, bool k_ok,
+                                              int gn, int n_left, bool n_aligned) {
+    if (n_aligned) {
+      const bool valid = k_ok && gn < n_left;
+      cp_async16(dst + 2 * swizzle_kn(r, chunk), valid ? (const void*)p : (const void*)src, valid);
+    } else {
+      unsigned w[4] = {0u, 0u, 0u, 0u};
+      if (k_ok) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e)
+          if (gn + e < n_left) w[e / 2] |= (unsigned)p[e] << (16 * (e % 2));
+      }
+      *reinterpret_cast<uint4*>(dst_ptr + swizzle_kn(r, chunk)) =
+          make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+
+  static __device__ __forceinline__ void async(unsigned dst, elem_t* dst_ptr,
+                                               const elem_t* __restrict__ src, int n_left, int ld,
+                                               int k0, int k_end, bool n_aligned, int tid) {
+    if (kFixedChunk) {
+      const int chunk = tid % kChunksN, r0 = tid / kChunksN, gn = chunk * 8;
+      const long long step = (long long)kRowStep * ld;
+      const elem_t* p = src + (long long)(k0 + r0) * ld + gn;
+#pragma unroll
+      for (int i = 0; i < kIters; ++i, p += step) {
+        const int r = r0 + i * kRowStep;
+        if (BK % kRowStep != 0 && r >= BK) continue;
+        copy(dst, dst_ptr, p, src, r, chunk, k0 + r < k_end, gn, n_left, n_aligned);
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < kIters; ++i) {
+        const int idx = tid + i * kThreads;
+        if (kChunks % kThreads != 0 && idx >= kChunks) continue;
+        const int r = idx / kChunksN, chunk = idx % kChunksN;
+        const elem_t* p = src + (long long)(k0 + r) * ld + chunk * 8;
+        copy(dst, dst_ptr, p, src, r, chunk, k0 + r < k_end, chunk * 8, n_left, n_aligned);
+      }
+    }
+  }
+};
+
 // ---- Compute -----------------------------------------------------------------------------
 // One BK-deep step of a warp on one stage. a_lane/b_lane: byte addresses of this lane's
 // ldmatrix row in the warp's first A/B rows, k chunk 0 before swizzling; a_x/b_x: the lane's
 // chunk XOR (its swizzle phase, and which 8-column half of a k16 step it names).
+// B stored [K,N] ([BK][BN] tiles, ldmatrix .trans): b_lane is the start of the lane's k row
+// (k 0-15 of the step) and b_x holds the lane's first n chunk above bit 3 and the row's swizzle
+// phase in bits 0-2, since the phase applies after the warp's chunk offset is added.
 __device__ __forceinline__ void compute_stage(unsigned a_lane, unsigned b_lane, int a_x, int b_x,
                                               float (&acc)[kMmaM][kMmaN][4]) {
 #pragma unroll
@@ -162,13 +253,19 @@ __device__ __forceinline__ void compute_stage(unsigned a_lane, unsigned b_lane, 
     unsigned af[kMmaM][4];
     unsigned bf[kMmaN][2];
     const unsigned a_col = (unsigned)(((2 * kk) ^ a_x) << 4);
+#if B_K_CONTIGUOUS
     const unsigned b_col = (unsigned)(((2 * kk) ^ b_x) << 4);
+#endif
 #pragma unroll
     for (int i = 0; i < kMmaM; ++i) ldmatrix_x4(af[i], a_lane + i * 16 * BK * 2 + a_col);
 #pragma unroll
     for (int j = 0; j + 1 < kMmaN; j += 2) {
       unsigned r[4];
+#if B_K_CONTIGUOUS
       ldmatrix_x4(r, b_lane + j * 8 * BK * 2 + b_col);
+#else
+      ldmatrix_x4_trans(r, b_lane + kk * 16 * kBN * 2 + (((b_x >> 3) + j) ^ (b_x & 7)) * 16);
+#endif
       bf[j][0] = r[0];
       bf[j][1] = r[1];
       bf[j + 1][0] = r[2];
@@ -176,7 +273,12 @@ __device__ __forceinline__ void compute_stage(unsigned a_lane, unsigned b_lane, 
     }
     if (kMmaN % 2 == 1) {
       unsigned r[2];
+#if B_K_CONTIGUOUS
       ldmatrix_x2(r, b_lane + (kMmaN - 1) * 8 * BK * 2 + b_col);
+#else
+      ldmatrix_x2_trans(r, b_lane + kk * 16 * kBN * 2 +
+                               (((b_x >> 3) + kMmaN - 1) ^ (b_x & 7)) * 16);
+#endif
       bf[kMmaN - 1][0] = r[0];
       bf[kMmaN - 1][1] = r[1];
     }
@@ -189,11 +291,13 @@ __device__ __forceinline__ void compute_stage(unsigned a_lane, unsigned b_lane, 
 
 struct Problem {
   const elem_t* a;     // X rows of the tile's first row
-  const elem_t* b;     // W rows of the tile's first row
-  int k;               // row pitch of both operands
+  const elem_t* b;     // W rows of the tile's first row; B stored [K,N]: its first column
+  int k;               // row pitch of both operands (of A alone when B is stored [K,N])
+  int n;               // row pitch of B stored [K,N]
   int m_left, n_left;  // rows of X and W from the tile origin on
   KSlice slice;        // this split's part of K
   bool k_aligned;
+  bool n_aligned;      // B stored [K,N]: N % 8 == 0
 };
 
 // acc += A[tile rows, slice] . B[tile rows, slice]^T through the STAGES-deep cp.async pipeline.
@@ -207,8 +311,13 @@ __device__ __forceinline__ void mainloop(const Problem& p, elem_t* smem, int tid
     const int k0 = p.slice.begin + tile * BK;
     TileLoad<kBM>::async(as + stage * kStageA * 2, As + stage * kStageA, p.a, p.m_left, p.k, k0,
                          p.slice.end, p.k_aligned, tid);
+#if B_K_CONTIGUOUS
     TileLoad<kBN>::async(bs + stage * kStageB * 2, Bs + stage * kStageB, p.b, p.n_left, p.k, k0,
                          p.slice.end, p.k_aligned, tid);
+#else
+    TileLoadKN::async(bs + stage * kStageB * 2, Bs + stage * kStageB, p.b, p.n_left, p.n, k0,
+                      p.slice.end, p.n_aligned, tid);
+#endif
   };
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
@@ -252,11 +361,19 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
   // (n 8-15, k 0-7), (n 8-15, k 8-15) = b0, b1 of tile j and of tile j + 1. Warp tiles start on
   // multiples of 8 rows, so a lane's swizzle phase depends on its row within 8 only.
   const int a_row = warp_m * WM + (lane & 7) + ((lane >> 3) & 1) * 8;
-  const int b_row = warp_n * WN + (lane & 7) + (lane >> 4) * 8;
   const int a_x = (lane >> 4) ^ swizzle_phase(lane & 7);
-  const int b_x = ((lane >> 3) & 1) ^ swizzle_phase(lane & 7);
   const unsigned a_lane = shared_address(smem) + a_row * BK * 2;
+#if B_K_CONTIGUOUS
+  const int b_row = warp_n * WN + (lane & 7) + (lane >> 4) * 8;
+  const int b_x = ((lane >> 3) & 1) ^ swizzle_phase(lane & 7);
   const unsigned b_lane = shared_address(smem + STAGES * kStageA) + b_row * BK * 2;
+#else
+  // B stored [K,N] (.trans): matrices (k 0-7, chunk c), (k 8-15, c), (k 0-7, c + 1), (k 8-15,
+  // c + 1) = b0, b1 of n8 tile j and of tile j + 1, for lanes 0-7, 8-15, 16-23, 24-31.
+  const int b_k = (lane & 7) + ((lane >> 3) & 1) * 8;
+  const int b_x = ((warp_n * WN / 8 + (lane >> 4)) << 3) | swizzle_phase_kn(b_k);
+  const unsigned b_lane = shared_address(smem + STAGES * kStageA) + b_k * kBN * 2;
+#endif
 
   const int batch = blockIdx.z / SPLITK;
   const int split = blockIdx.z % SPLITK;
@@ -264,9 +381,15 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, MIN_BLOCKS)
 
   Problem p;
   p.k = k;
+#if B_K_CONTIGUOUS
   p.b = static_cast<const elem_t*>(args.b) + batch * args.stride_b + (long long)n0 * k;
+#else
+  p.b = static_cast<const elem_t*>(args.b) + batch * args.stride_b + n0;
+#endif
+  p.n = n;
   p.n_left = n - n0;
   p.k_aligned = k % 8 == 0;
+  p.n_aligned = n % 8 == 0;
   p.slice = k_slice<BK, SPLITK>(k, split);
 
   const elem_t* a_base = static_cast<const elem_t*>(args.a) + batch * args.stride_a;

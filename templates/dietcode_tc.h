@@ -176,6 +176,29 @@ __device__ __forceinline__ void ldmatrix_x2(unsigned (&r)[2], unsigned addr) {
 #endif
 }
 
+// ldmatrix .x4 / .x2 .trans: the same rows are named, but every lane receives from each matrix
+// the word at column lane / 4, rows 2 * (lane % 4) and + 1: an 8x8 tile stored [k][n] arrives
+// as mma's column-major B fragment.
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+#if defined(DIETCODE_HOST_EMULATION)
+  dc_emu_ldmatrix_trans(r, 4, addr);
+#else
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+#endif
+}
+
+__device__ __forceinline__ void ldmatrix_x2_trans(unsigned (&r)[2], unsigned addr) {
+#if defined(DIETCODE_HOST_EMULATION)
+  dc_emu_ldmatrix_trans(r, 2, addr);
+#else
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
+               : "=r"(r[0]), "=r"(r[1])
+               : "r"(addr));
+#endif
+}
+
 // d += a . b for one 16x8x16 tile: a row-major 16x16 (4 words), b column-major 16x8 (2 words),
 // d fp32 16x8 (4 floats): d[0..1] row lane/4, d[2..3] row lane/4 + 8, columns 2*(lane%4) + 0/1.
 __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],

@@ -30,6 +30,7 @@
 #include "search/log_resume.h"
 #include "search/shard.h"
 #include "space/gpu_spec.h"
+#include "space/op_computation.h"
 #include "space/template_space.h"
 #include "workload/workload.h"
 
@@ -118,8 +119,8 @@ std::vector<const OpSpec*> select_ops(const Workload& workload, const std::strin
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), op.name) == wanted.end())
       continue;
     if (template_spaces_for(op).empty()) {
-      notes.push_back(fmt::format("{}: skipped: no template computes {} {} yet", op.name,
-                                  to_string(op.dtype), to_string(op.kind)));
+      notes.push_back(fmt::format("{}: skipped: no template computes {} yet", op.name,
+                                  op_computation_text(op)));
       continue;
     }
     ops.push_back(&op);

@@ -42,6 +42,16 @@ const char* dtype_name(DType dtype) {
   return "?";
 }
 
+// "dense, float16"; a batch_matmul adds its layout, which decides what a template can read:
+// "batch_matmul, bfloat16, A stored [M,K], B stored [K,N]".
+std::string op_text(const OpSpec& op) {
+  std::string out = fmt::format("{}, {}", kind_name(op.kind), dtype_name(op.dtype));
+  if (op.kind == OpKind::kBatchMatmul)
+    out += fmt::format(", A stored {}, B stored {}", op.transpose_a ? "[K,M]" : "[M,K]",
+                       op.transpose_b ? "[N,K]" : "[K,N]");
+  return out;
+}
+
 // Every tunable of the space with mk's value or the default; mk may not name others.
 std::map<std::string, int> complete_params(const TemplateSpace& space, const MicroKernel& mk) {
   std::map<std::string, int> params;
@@ -68,8 +78,8 @@ int chain_product(const TemplateSpace& space, const std::map<std::string, int>& 
 GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
   const TemplateSpace& space = template_space(mk.tmpl);
   if (!space.supports(op))
-    throw UserError(fmt::format("template \"{}\" cannot compute op \"{}\" ({}, {})", mk.tmpl,
-                                op.name, kind_name(op.kind), dtype_name(op.dtype)));
+    throw UserError(fmt::format("template \"{}\" cannot compute op \"{}\" ({})", mk.tmpl, op.name,
+                                op_text(op)));
   std::map<std::string, int> params = complete_params(space, mk);
 
   GeneratedKernel out;
@@ -106,10 +116,11 @@ std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu) {
 }
 
 GeneratedKernel generate_reference_kernel(const OpSpec& op) {
-  if (op.dtype != DType::kFloat32 && op.kind != OpKind::kDense)
+  // 16-bit conv2d would read fine too, but no template computes it to be checked against.
+  if (op.dtype != DType::kFloat32 && op.kind == OpKind::kConv2d)
     throw UserError(fmt::format(
-        "the reference kernel computes float32 ops and 16-bit dense ops only, not op \"{}\" "
-        "({}, {})",
+        "the reference kernel computes float32 ops and 16-bit dense and batch_matmul ops only, "
+        "not op \"{}\" ({}, {})",
         op.name, kind_name(op.kind), dtype_name(op.dtype)));
   GeneratedKernel out;
   out.name = "reference_gemm";

@@ -22,12 +22,24 @@ void apply_tensor_core_rules(const OpSpec& op, const std::map<std::string, int>&
                              std::vector<std::string>& options, GeneratedKernel& kernel) {
   options.push_back(fmt::format("-DDTYPE={}", tensor_core_dtype_code(op)));
   const int64_t n = static_dim(op, "N"), k = static_dim(op, "K");
+  // batch_matmul reads A[b] and B[b] like dense's X and W: the batch and M only count at
+  // launch, through the grid's z and the arguments' extents and batch strides. dense_tc also
+  // reads B stored [K,N] (no other tensor-core template reads that layout).
+  const bool b_k_contiguous = op.kind != OpKind::kBatchMatmul || op.transpose_b;
+  if (op.kind == OpKind::kBatchMatmul) {
+    static_dim(op, "B");
+    if (kernel.name == "dense_tc")
+      options.push_back(fmt::format("-DB_K_CONTIGUOUS={}", b_k_contiguous ? 1 : 0));
+  }
   if (n > 0) options.push_back(fmt::format("-DSTATIC_N={}", n));
   if (k > 0) options.push_back(fmt::format("-DSTATIC_K={}", k));
-  // 16-byte cp.async reads X and W rows, which start on 16-byte boundaries only when the
-  // operands do. A static K that is not a multiple of 8 compiles only the 2-byte load path;
-  // the packed 32-bit output stores still want 4-byte alignment.
-  kernel.plan.min_alignment_bytes = (k > 0 && k % 8 != 0) ? 4 : 16;
+  // 16-byte cp.async reads operand rows, which start on 16-byte boundaries only when the
+  // operands do. A static pitch (K; N for B stored [K,N]) that is not a multiple of 8 compiles
+  // only the 2-byte load path for its operand; the packed 32-bit output stores still want
+  // 4-byte alignment.
+  const bool a_scalar = k > 0 && k % 8 != 0;
+  const bool b_scalar = b_k_contiguous ? a_scalar : (n > 0 && n % 8 != 0);
+  kernel.plan.min_alignment_bytes = a_scalar && b_scalar ? 4 : 16;
   kernel.arch_suffix = template_arch_suffix(kernel.name);
   // A TMA producer reads X and W through tensor maps whose rows must be 16 bytes apart for
   // every K the kernel will see: only a static K can promise that.

@@ -57,6 +57,15 @@ DenseAccumulation dense_accumulate_16bit(const uint16_t* x, const uint16_t* w, i
   return dense_accumulate(xf.data(), wf.data(), M, N, K, threads);
 }
 
+DenseAccumulation batch_matmul_accumulate_16bit(const uint16_t* a, const uint16_t* b, int64_t batch,
+                                                int64_t M, int64_t N, int64_t K, bool transpose_a,
+                                                bool transpose_b, DType dtype, int threads) {
+  const auto af = elements_to_floats(a, batch * M * K, dtype);
+  const auto bf = elements_to_floats(b, batch * N * K, dtype);
+  return batch_matmul_accumulate(af.data(), bf.data(), batch, M, N, K, transpose_a, transpose_b,
+                                 threads);
+}
+
 std::vector<float> dense_apply_epilogue_16bit(const DenseAccumulation& acc, const uint16_t* bias,
                                               Epilogue epilogue, int64_t rows, DType dtype) {
   check_16bit(dtype);

@@ -1,7 +1,7 @@
-// The CPU reference for dense layers in float16 and bfloat16, as the tensor-core templates
-// compute them: inputs are 16-bit elements (exact in float and double), products are summed in
-// double, bias and activation are applied in double, and the output is rounded to the element
-// type. Built on cpu_reference.h (the accumulation is the same; only rounding and tolerance
+// The CPU reference for dense layers and batch_matmul in float16 and bfloat16, as the tensor-core
+// templates compute them: inputs are 16-bit elements (exact in float and double), products are
+// summed in double, bias and activation are applied in double, and the output is rounded to the
+// element type. Built on cpu_reference.h (the accumulation is the same; only rounding and tolerance
 // differ).
 #pragma once
 
@@ -23,6 +23,12 @@ std::vector<float> round_to_dtype(const std::vector<float>& values, DType dtype)
 // Pre-activation sums of X[M,K] . W[N,K]^T for 16-bit X and W (double accumulation).
 DenseAccumulation dense_accumulate_16bit(const uint16_t* x, const uint16_t* w, int64_t M, int64_t N,
                                          int64_t K, DType dtype, int threads = 0);
+
+// batch_matmul for 16-bit A and B in any layout (batch_matmul_accumulate's): batch * M rows,
+// row b*M + m. The epilogue and the comparison below take it like a dense accumulation.
+DenseAccumulation batch_matmul_accumulate_16bit(const uint16_t* a, const uint16_t* b, int64_t batch,
+                                                int64_t M, int64_t N, int64_t K, bool transpose_a,
+                                                bool transpose_b, DType dtype, int threads = 0);
 
 // Y for the first `rows` rows: bias (16-bit elements, null when the epilogue has none) and
 // activation in double, then rounded to `dtype`; returned as floats (each exactly a `dtype`

@@ -1,8 +1,9 @@
 // The dense_tc template's search space: mma.sync micro-kernels for float16 and bfloat16 dense
-// layers. Block tiles are factor chains over warps and warp tiles (BM = WARPS_M * WM, BN =
-// WARPS_N * WN, WM in 16s and WN in 8s, the mma tile's extents); depth BK, pipeline STAGES,
-// SPLITK and MIN_BLOCKS are plain tunables. Constraints encode the GPU's limits and the
-// template's own rules (#error lines in templates/dense_tc.cu).
+// layers and batch_matmul with A stored [M,K] (B stored [N,K] or [K,N]). Block tiles are
+// factor chains over warps and warp tiles (BM = WARPS_M * WM, BN = WARPS_N * WN, WM in 16s and WN
+// in 8s, the mma tile's extents); depth BK, pipeline STAGES, SPLITK and MIN_BLOCKS are plain
+// tunables. Constraints encode the GPU's limits and the template's own rules (#error lines in
+// templates/dense_tc.cu).
 //
 // A K that is not a multiple of 8 is allowed: the template then loads tiles with guarded 2-byte
 // loads instead of 16-byte cp.async (correct, slower); the tuner's measurements decide.
@@ -36,6 +37,14 @@ DenseTcGeometry DenseTcGeometry::of(const MicroKernel& mk) {
 }
 
 namespace {
+
+// dense_tc also reads B stored [K,N] (ldmatrix .trans): batch_matmul with A stored [M,K] and
+// either B layout. A stored [K,M] (transpose_a) is read by no tensor-core template.
+bool supports_dense_tc(const OpSpec& op) {
+  if (supports_16bit_k_contiguous(op)) return true;
+  return op.kind == OpKind::kBatchMatmul && !op.transpose_a &&
+         (op.dtype == DType::kFloat16 || op.dtype == DType::kBFloat16);
+}
 
 TemplateSpace make_space() {
   TemplateSpace s;
@@ -111,7 +120,7 @@ TemplateSpace make_space() {
        {"WARPS_M", "WARPS_N", "WM", "WN", "BK", "STAGES", "MIN_BLOCKS"}},
   };
   s.resources = geometry_resources<G>;
-  s.supports = supports_16bit_dense;
+  s.supports = supports_dense_tc;
   return s;
 }
 

@@ -1,5 +1,6 @@
-// The tensor-core templates' search spaces (float16 / bfloat16 dense, fp32 accumulation) and
-// the geometry their spaces, code generation and tests share:
+// The tensor-core templates' search spaces (float16 / bfloat16 dense and batch_matmul, fp32
+// accumulation; which layouts each reads: tensor_core_space_rules.h, dense_tc_space.cc) and the
+// geometry their spaces, code generation and tests share:
 //   dense_tc     mma.sync.m16n8k16 + ldmatrix + cp.async pipeline, sm_80 and newer
 //                (templates/dense_tc.cu)
 //   dense_wgmma  warp-specialized wgmma.mma_async with mbarrier pipelines, sm_90a only

@@ -1,8 +1,8 @@
 // The dense_wgmma template's search space: warp-specialized wgmma micro-kernels for float16 and
-// bfloat16 dense layers on compute capability 9.0 (sm_90a), for the compute-bound end of the
-// range. A block is a producer warpgroup plus WG_M consumer warpgroups of 64 rows each
-// (BM = WG_M * WGM), BN is wgmma's n; BK is fixed at 64 (one 128-byte swizzled row) and WGM at
-// 64 (wgmma's m), listed as one-value tunables so the factor chains and the cost model's
+// bfloat16 dense layers and K-contiguous batch_matmul on compute capability 9.0 (sm_90a), for
+// the compute-bound end of the range. A block is a producer warpgroup plus WG_M consumer warpgroups
+// of 64 rows each (BM = WG_M * WGM), BN is wgmma's n; BK is fixed at 64 (one 128-byte swizzled row)
+// and WGM at 64 (wgmma's m), listed as one-value tunables so the factor chains and the cost model's
 // features see them. PRODUCER picks how stages are filled: 0, the producer warpgroup's cp.async
 // (any K); 1, TMA tensor copies issued by one thread (K a static multiple of 8, because a tensor
 // map's row pitch must be a multiple of 16 bytes and the kernel serves every K of the range).
@@ -83,7 +83,7 @@ TemplateSpace make_space() {
        {"PRODUCER"}},
   };
   s.resources = geometry_resources<G>;
-  s.supports = supports_16bit_dense;
+  s.supports = supports_16bit_k_contiguous;
   return s;
 }
 

@@ -76,7 +76,11 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
 }  // namespace
 
 std::string render_space_report(const OpSpaceReport& report, size_t rows) {
-  if (report.tmpl.empty()) return fmt::format("{}: no template can compute this op\n", report.op);
+  if (report.tmpl.empty())
+    return report.computation.empty()
+               ? fmt::format("{}: no template can compute this op\n", report.op)
+               : fmt::format("{}: no template can compute this op ({})\n", report.op,
+                             report.computation);
   const auto& candidates = report.valid.candidates;
   std::string out = fmt::format(
       "{}: template {}, largest {}: {}{} valid micro-kernels of {:.0f} combinations\n", report.op,

@@ -16,6 +16,8 @@ namespace dietcode {
 struct OpSpaceReport {
   std::string op;    // the op's name in the workload
   std::string tmpl;  // "" when no template can compute the op
+  // Then what it asks for (op_computation.h), as the text report names it.
+  std::string computation;
   GemmShape largest;
   double unconstrained = 0;  // combinations before constraints
   Enumeration valid;

@@ -2,6 +2,7 @@
 // largest shape, and ask the registry which templates can compute it.
 #include <algorithm>
 
+#include "space/op_computation.h"
 #include "space/space_report.h"
 #include "space/template_space.h"
 
@@ -27,6 +28,7 @@ std::vector<OpSpaceReport> report_workload_space(const Workload& workload, const
     if (spaces.empty()) {
       OpSpaceReport none;
       none.op = op.name;
+      none.computation = op_computation_text(op);
       none.largest = largest;
       out.push_back(std::move(none));
     }

@@ -15,8 +15,10 @@ Constraint split_k_slice_constraint() {
           {"BK", "SPLITK"}};
 }
 
-bool supports_16bit_dense(const OpSpec& op) {
-  return op.kind == OpKind::kDense && (op.dtype == DType::kFloat16 || op.dtype == DType::kBFloat16);
+bool supports_16bit_k_contiguous(const OpSpec& op) {
+  if (op.dtype != DType::kFloat16 && op.dtype != DType::kBFloat16) return false;
+  if (op.kind == OpKind::kDense) return true;
+  return op.kind == OpKind::kBatchMatmul && !op.transpose_a && op.transpose_b;
 }
 
 }  // namespace dietcode

@@ -18,8 +18,11 @@ Tunable split_k_tunable();
 // "SPLITK == 1 or largest K / SPLITK >= BK": every slice holds a full K tile.
 Constraint split_k_slice_constraint();
 
-// float16 and bfloat16 dense layers: the ops both templates compute.
-bool supports_16bit_dense(const OpSpec& op);
+// float16 and bfloat16 GEMMs whose operands are both K-contiguous, the layout both templates
+// read: dense layers (X[M,K], W[N,K]) and batch_matmul with A stored [M,K] and B stored [N,K]
+// (transpose_a false, transpose_b true: attention scores Q.K^T), with their batch strides.
+// dense_tc adds B stored [K,N] (dense_tc_space.cc).
+bool supports_16bit_k_contiguous(const OpSpec& op);
 
 // Threads per block and shared memory per block of a geometry (DenseTcGeometry,
 // DenseWgmmaGeometry) against the GPU's limits; `uses` are the tunables the geometry reads.

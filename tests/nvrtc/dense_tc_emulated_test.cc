@@ -2,8 +2,9 @@
 // and of ldmatrix / mma.sync (tc_emulation.h): both element types, every pipeline depth, both
 // BK, odd numbers of n8 tiles (the ldmatrix .x2 path), split-K with its reduction, the scalar
 // path for a K that is not a multiple of 8, static and dynamic dimensions, odd N (unpacked
-// stores) and every epilogue, on shapes with tile remainders in M, N and K, against the
-// double-precision reference rounded to the element type. The GPU tests repeat this on
+// stores) and every epilogue, on shapes with tile remainders in M, N and K, and batches of
+// GEMMs with strides (batch_matmul), against the double-precision reference rounded to the
+// element type. The GPU tests repeat this on
 // hardware.
 #include <gtest/gtest.h>
 
@@ -120,7 +121,9 @@ namespace cfg6 {
 namespace dietcode {
 namespace {
 
+using testing::EmuShape;
 using testing::run_case;
+using testing::run_shape;
 
 TEST(DenseTcEmulated, SmallestTileF16Bias) {
   const auto k = EMU_KERNEL(cfg1, DType::kFloat16, Epilogue::kBias);
@@ -171,6 +174,28 @@ TEST(DenseTcEmulated, LargestWarpTileBf16) {
   EXPECT_EQ(k.bm, 128);
   EXPECT_EQ(k.bn, 32);
   run_case(k, 130, 33, 136);
+}
+
+// batch_matmul with A[b] = [M,K] and B[b] = [N,K]: each batch element from its own strides
+// (blockIdx.z / SPLITK), with tails in M, N and K and split-K partial sums per batch element.
+TEST(DenseTcEmulatedBatch, SmallestTileBatchOfThree) {
+  const auto k = EMU_KERNEL(cfg1, DType::kFloat16, Epilogue::kBias);
+  run_shape(k, EmuShape{3, 17, 9, 40, 8});
+  run_shape(k, EmuShape{2, 15, 8, 13, 8});      // K % 8 != 0: scalar loads
+  run_shape(k, EmuShape{3, 40, 17, 96, 8}, 2);  // M tiles looped over by a clamped grid
+}
+
+TEST(DenseTcEmulatedBatch, SplitK3RuntimeDimsBatchOfThree) {
+  const auto k = EMU_KERNEL(cfg2, DType::kBFloat16, Epilogue::kBiasGelu);
+  run_shape(k, EmuShape{3, 65, 50, 200, 8});
+  run_shape(k, EmuShape{2, 1, 47, 136, 0});  // packed, as the measurer lays them out
+  run_shape(k, EmuShape{2, 33, 50, 13, 8});  // short K leaves splits empty
+}
+
+TEST(DenseTcEmulatedBatch, StaticOddNSplitK2BatchOfTwo) {
+  const auto k = EMU_KERNEL(cfg3, DType::kFloat16, Epilogue::kBiasRelu);
+  run_shape(k, EmuShape{2, 49, 45, 72, 8});
+  run_shape(k, EmuShape{4, 7, 45, 72, 16}, 1);
 }
 
 }  // namespace

@@ -3,11 +3,12 @@
 // producer / consumer pipeline protocol over many rounds of the stage ring and across the M
 // tiles of a block, one and two consumer warpgroups, every wgmma n the template has, split-K,
 // the scalar load path for a K that is not a multiple of 8, static and dynamic dimensions, odd
-// N and every epilogue, against the double-precision reference rounded to the element type; and
-// the TMA producer (PRODUCER 1) through tensor maps made by the host code the pack runtime and
-// the measurer use (pack_tensor_maps.h), with the TMA's zero fill as the padding. It
-// checks the kernel's logic as the PTX ISA describes the instructions; only a GPU can confirm
-// the hardware agrees (tests/gpu/dense_tc_gpu_test.cc).
+// N, every epilogue and batches of GEMMs with strides (batch_matmul, both producers), against the
+// double-precision reference rounded to the element type; and the TMA producer (PRODUCER 1)
+// through tensor maps made by the host code the pack runtime and the measurer use
+// (pack_tensor_maps.h), with the TMA's zero fill as the padding. It checks the kernel's logic
+// as the PTX ISA describes the instructions; only a GPU can confirm the hardware agrees
+// (tests/gpu/dense_tc_gpu_test.cc).
 #include <gtest/gtest.h>
 
 #include "nvrtc/tc_emulation.h"
@@ -131,7 +132,9 @@ namespace t3 {
 namespace dietcode {
 namespace {
 
+using testing::EmuShape;
 using testing::run_case;
+using testing::run_shape;
 
 TEST(DenseWgmmaEmulated, OneConsumerN64TwoStagesManyRounds) {
   const auto k = EMU_KERNEL(w1, DType::kBFloat16, Epilogue::kBias);
@@ -204,9 +207,35 @@ TEST(DenseWgmmaEmulatedTma, KNotAMultipleOf8IsRefusedByTheHost) {
     run_case(k, 3, 5, 13);
     FAIL() << "a K of 13 was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(),
-                 "no tensor map: rows are not a multiple of 16 bytes apart (K % 8 != 0)");
+    EXPECT_STREQ(e.what(), "no tensor map: rows are not a multiple of 16 bytes apart (K % 8 != 0)");
   }
+}
+
+// batch_matmul with A[b] = [M,K] and B[b] = [N,K]: each batch element from its own strides,
+// with tails in M, N and K and split-K, for both producers. The TMA reads the batch element
+// as the third coordinate of its maps, whose batch stride is the call's.
+TEST(DenseWgmmaEmulatedBatch, CpAsyncSplitK3BatchOfThree) {
+  const auto k = EMU_KERNEL(w2, DType::kFloat16, Epilogue::kBiasGelu);
+  run_shape(k, EmuShape{3, 65, 129, 200, 8});
+  run_shape(k, EmuShape{2, 17, 33, 13, 8});  // K % 8 != 0: scalar loads
+}
+
+TEST(DenseWgmmaEmulatedBatch, CpAsyncStaticKScalarPathBatchOfTwo) {
+  const auto k = EMU_KERNEL(w4, DType::kFloat16, Epilogue::kGelu);
+  run_shape(k, EmuShape{2, 65, 130, 100, 8});
+}
+
+TEST(DenseWgmmaEmulatedBatch, TmaBatchOfThree) {
+  const auto k = EMU_TMA_KERNEL(t1, DType::kBFloat16, Epilogue::kBias);
+  run_shape(k, EmuShape{3, 65, 70, 136, 8});
+  run_shape(k, EmuShape{3, 1, 1, 8, 0});         // packed; every box mostly fill
+  run_shape(k, EmuShape{2, 200, 9, 64, 16}, 1);  // one block row walks 4 M tiles per element
+}
+
+TEST(DenseWgmmaEmulatedBatch, TmaSplitK2BatchOfTwo) {
+  const auto k = EMU_TMA_KERNEL(t3, DType::kBFloat16, Epilogue::kRelu);
+  run_shape(k, EmuShape{2, 130, 129, 200, 8});
+  run_shape(k, EmuShape{3, 17, 33, 72, 0});
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // measurements of tensor-core candidates are checked against — run on the CPU through the
 // device-dialect TEST DOUBLE (tc_emulation.h): its integer-only conversions must reproduce the
 // CPU reference bit for bit (same k order in double, same rounding to nearest even), including
-// subnormal float16 inputs and outputs, for every epilogue.
+// subnormal float16 inputs and outputs, for every epilogue; and batch_matmul in every layout.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -40,6 +40,48 @@ namespace ref_bf16 {
 }
 #undef DTYPE
 #undef EPILOGUE
+#undef dietcode_reference_gemm
+#undef A_K_CONTIGUOUS
+#undef B_K_CONTIGUOUS
+// batch_matmul in 16 bits, in the three layouts other than dense's (A [M,K], B [N,K]).
+#define DTYPE 2
+#define EPILOGUE 0
+#define A_K_CONTIGUOUS 1
+#define B_K_CONTIGUOUS 0
+#define dietcode_reference_gemm ref_nn_main
+namespace ref_nn {
+#include "../../templates/reference_gemm.cu"
+}
+#undef DTYPE
+#undef EPILOGUE
+#undef A_K_CONTIGUOUS
+#undef B_K_CONTIGUOUS
+#undef dietcode_reference_gemm
+#define DTYPE 1
+#define EPILOGUE 2
+#define A_K_CONTIGUOUS 0
+#define B_K_CONTIGUOUS 1
+#define dietcode_reference_gemm ref_tt_main
+namespace ref_tt {
+#include "../../templates/reference_gemm.cu"
+}
+#undef DTYPE
+#undef EPILOGUE
+#undef A_K_CONTIGUOUS
+#undef B_K_CONTIGUOUS
+#undef dietcode_reference_gemm
+#define DTYPE 2
+#define EPILOGUE 4
+#define A_K_CONTIGUOUS 0
+#define B_K_CONTIGUOUS 0
+#define dietcode_reference_gemm ref_tn_main
+namespace ref_tn {
+#include "../../templates/reference_gemm.cu"
+}
+#undef DTYPE
+#undef EPILOGUE
+#undef A_K_CONTIGUOUS
+#undef B_K_CONTIGUOUS
 #undef dietcode_reference_gemm
 // clang-format on
 
@@ -99,6 +141,45 @@ TEST(ReferenceGemmEmulated, Float16BiasGeluBitExact) {
 TEST(ReferenceGemmEmulated, Bfloat16BiasReluBitExact) {
   check(ref_bf16::ref_bf16_main, DType::kBFloat16, Epilogue::kBiasRelu, 1.0f);
   check(ref_bf16::ref_bf16_main, DType::kBFloat16, Epilogue::kBiasRelu, 1e-20f);
+}
+
+// batch_matmul: each batch element from its strides, in every layout other than dense's, bit
+// for bit against batch_matmul_accumulate_16bit.
+TEST(ReferenceGemmEmulated, BatchMatmulEveryLayoutBitExact) {
+  struct Layout {
+    void (*kernel)(DietcodeArgs);
+    bool ta, tb;
+    DType dtype;
+    Epilogue epilogue;
+  };
+  const Layout layouts[] = {{ref_nn::ref_nn_main, false, false, DType::kBFloat16, Epilogue::kNone},
+                            {ref_tt::ref_tt_main, true, true, DType::kFloat16, Epilogue::kRelu},
+                            {ref_tn::ref_tn_main, true, false, DType::kBFloat16, Epilogue::kGelu}};
+  const int64_t batch = 3, M = 17, N = 18, K = 21;
+  for (const Layout& l : layouts) {
+    SCOPED_TRACE(std::string("ta=") + (l.ta ? "1" : "0") + " tb=" + (l.tb ? "1" : "0"));
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    auto random = [&](int64_t count) {
+      std::vector<float> v(static_cast<size_t>(count));
+      for (auto& e : v) e = dist(rng);
+      return floats_to_elements(v, l.dtype);
+    };
+    const auto a = random(batch * M * K), b = random(batch * N * K);
+    std::vector<uint16_t> y(size_t(batch * M * N), 0xFFFF);
+    DietcodeArgs args;
+    std::memset(&args, 0, sizeof(args));
+    args.a = a.data(), args.b = b.data(), args.c = y.data();
+    args.batch = batch, args.m = M, args.n = N, args.k = K;
+    args.stride_a = M * K, args.stride_b = N * K, args.stride_c = M * N;
+    const unsigned grid[3] = {unsigned((N + 15) / 16), unsigned((M + 15) / 16), unsigned(batch)};
+    emu_launch(l.kernel, grid, 256, args);
+    const auto acc =
+        batch_matmul_accumulate_16bit(a.data(), b.data(), batch, M, N, K, l.ta, l.tb, l.dtype, 1);
+    const auto want = floats_to_elements(
+        dense_apply_epilogue_16bit(acc, nullptr, l.epilogue, batch * M, l.dtype), l.dtype);
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], want[i]) << "element " << i;
+  }
 }
 
 }  // namespace

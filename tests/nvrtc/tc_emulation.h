@@ -93,6 +93,23 @@ inline void dc_emu_ldmatrix(unsigned* r, int matrices, unsigned addr) {
   }
 }
 
+// ldmatrix .m8n8 .x1/.x2/.x4 .trans .b16: the same rows are named, but each matrix is delivered
+// transposed: lane l receives element (row 2 (l % 4), column l / 4) in its low half and (row
+// 2 (l % 4) + 1, column l / 4) in its high half, i.e. column l / 4 where the plain form gives
+// row l / 4.
+inline void dc_emu_ldmatrix_trans(unsigned* r, int matrices, unsigned addr) {
+  if (addr % 16 != 0) throw std::logic_error("ldmatrix row address not 16-byte aligned");
+  const uint32_t word = addr;
+  const auto box = emu_exchange(&word, 1);
+  const unsigned lane = threadIdx.x % 32;
+  for (int j = 0; j < matrices; ++j) {
+    uint16_t lo, hi;
+    std::memcpy(&lo, emu_shared(box[8 * j + 2 * (lane % 4)][0] + 2 * (lane / 4)), 2);
+    std::memcpy(&hi, emu_shared(box[8 * j + 2 * (lane % 4) + 1][0] + 2 * (lane / 4)), 2);
+    r[j] = unsigned(lo) | (unsigned(hi) << 16);
+  }
+}
+
 inline float dc_emu_to_float(unsigned short bits, int dtype) {
   return dtype == 1 ? dietcode::half_to_float(bits) : dietcode::bfloat16_to_float(bits);
 }

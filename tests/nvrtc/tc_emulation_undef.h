@@ -11,6 +11,7 @@
 #undef STAGES
 #undef SPLITK
 #undef MIN_BLOCKS
+#undef B_K_CONTIGUOUS
 #undef STATIC_N
 #undef STATIC_K
 #undef dietcode_dense_tc

@@ -181,7 +181,8 @@ TEST(CodegenOps, TemplatesRejectOtherOps) {
     FAIL() << "no exception";
   } catch (const UserError& e) {
     EXPECT_STREQ(e.what(),
-                 "template \"conv2d_f32\" cannot compute op \"bmm\" (batch_matmul, float32)");
+                 "template \"conv2d_f32\" cannot compute op \"bmm\" (batch_matmul, float32, A "
+                 "stored [M,K], B stored [K,N])");
   }
 }
 
@@ -192,15 +193,25 @@ TEST(CodegenOps, ReferenceKernelReadsEveryLayout) {
             (std::vector<std::string>{"-DEPILOGUE=0", "-DA_K_CONTIGUOUS=1", "-DB_K_CONTIGUOUS=1"}));
   EXPECT_EQ(generate_reference_kernel(conv("56", "64", 3, 1, 1)).options,
             (std::vector<std::string>{"-DEPILOGUE=3", "-DCONV_NHWC=1"}));
+  // 16-bit batch_matmul in any layout: the same layout flags plus the element type.
   OpSpec half = bmm(false, false, "T", "T", "T");
   half.dtype = DType::kFloat16;
+  EXPECT_EQ(generate_reference_kernel(half).options,
+            (std::vector<std::string>{"-DEPILOGUE=0", "-DA_K_CONTIGUOUS=1", "-DB_K_CONTIGUOUS=0",
+                                      "-DDTYPE=1"}));
+  half.transpose_b = true, half.dtype = DType::kBFloat16;
+  EXPECT_EQ(generate_reference_kernel(half).options,
+            (std::vector<std::string>{"-DEPILOGUE=0", "-DA_K_CONTIGUOUS=1", "-DB_K_CONTIGUOUS=1",
+                                      "-DDTYPE=2"}));
+  OpSpec half_conv = conv("56", "64", 3, 1, 1);
+  half_conv.dtype = DType::kFloat16;
   try {
-    generate_reference_kernel(half);
+    generate_reference_kernel(half_conv);
     FAIL() << "no exception";
   } catch (const UserError& e) {
     EXPECT_STREQ(e.what(),
-                 "the reference kernel computes float32 ops and 16-bit dense ops only, not op "
-                 "\"bmm\" (batch_matmul, float16)");
+                 "the reference kernel computes float32 ops and 16-bit dense and batch_matmul ops "
+                 "only, not op \"conv\" (conv2d, float16)");
   }
 }
 

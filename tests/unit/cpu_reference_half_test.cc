@@ -42,6 +42,26 @@ TEST(CpuReferenceHalf, HandComputedCaseRoundsTheOutputOnce) {
   }
 }
 
+// Two batch elements of A[2x2] . B: A0 = [[1, 2], [3, 4]], A1 = [[-1, 0.5], [2, -2]],
+// B0 = [[1, 0], [0, 1]], B1 = [[2, 1], [0, -1]] as [K,N]. The same values stored transposed
+// ([K,M] for A, [N,K] for B) give the same sums, batch element 1 in rows 2 and 3.
+TEST(CpuReferenceHalf, BatchMatmulReadsEveryLayoutPerBatchElement) {
+  const std::vector<float> a_mk = {1, 2, 3, 4, -1, 0.5f, 2, -2},
+                           a_km = {1, 3, 2, 4, -1, 2, 0.5f, -2};
+  const std::vector<float> b_kn = {1, 0, 0, 1, 2, 1, 0, -1}, b_nk = {1, 0, 0, 1, 2, 0, 1, -1};
+  const std::vector<double> want = {1, 2, 3, 4, -2, -1.5, 4, 4};
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16})
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true}) {
+        const auto a = floats_to_elements(ta ? a_km : a_mk, dtype);
+        const auto b = floats_to_elements(tb ? b_nk : b_kn, dtype);
+        const auto acc =
+            batch_matmul_accumulate_16bit(a.data(), b.data(), 2, 2, 2, 2, ta, tb, dtype, 1);
+        EXPECT_EQ(acc.M, 4);
+        EXPECT_EQ(acc.sum, want) << to_string(dtype) << " ta=" << ta << " tb=" << tb;
+      }
+}
+
 class CompareHalf : public ::testing::TestWithParam<DType> {
  protected:
   void SetUp() override {

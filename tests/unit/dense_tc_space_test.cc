@@ -1,8 +1,8 @@
 // The tensor-core spaces: dense_tc (mma.sync, sm_80+) and dense_wgmma (sm_90a only). Each is
-// registered for float16 / bfloat16 dense ops only, its defaults are legal and match the
-// templates' geometry, each constraint rejects what it must, and the enumerated spaces for
-// BERT's and Llama's layers are non-trivial on H100 limits, empty where the GPU lacks the
-// tensor cores or the instructions.
+// registered for float16 / bfloat16 dense ops and batch_matmul with both operands K-contiguous
+// only, its defaults are legal and match the templates' geometry, each constraint rejects what
+// it must, and the enumerated spaces for BERT's and Llama's layers are non-trivial on H100
+// limits, empty where the GPU lacks the tensor cores or the instructions.
 #include "space/dense_tc_space.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "space/gpu_spec.h"
+#include "space/op_computation.h"
 #include "space/space.h"
 #include "space/template_space.h"
 
@@ -71,7 +72,7 @@ class TensorCoreSpaces : public ::testing::Test {
   const TemplateSpace& wg = dense_wgmma_space();
 };
 
-TEST_F(TensorCoreSpaces, RegisteredForSixteenBitDenseOnly) {
+TEST_F(TensorCoreSpaces, RegisteredForSixteenBitKContiguousGemms) {
   EXPECT_EQ(&template_space("dense_tc"), &tc);
   EXPECT_EQ(&template_space("dense_wgmma"), &wg);
   std::vector<std::string> names;
@@ -83,9 +84,57 @@ TEST_F(TensorCoreSpaces, RegisteredForSixteenBitDenseOnly) {
   OpSpec f32 = fc1;
   f32.dtype = DType::kFloat32;
   EXPECT_FALSE(tc.supports(f32) || wg.supports(f32));
+  OpSpec conv = fc1;
+  conv.kind = OpKind::kConv2d;
+  EXPECT_FALSE(tc.supports(conv) || wg.supports(conv));
+}
+
+// batch_matmul: dense_wgmma only for A stored [M,K] with B stored [N,K] (transpose_b), the
+// layout it reads as dense; dense_tc for A stored [M,K] with either B; A stored [K,M] is left
+// to batch_matmul_f32 (float32) or to nobody, and the words dietcode uses for such an op name
+// its layout.
+TEST_F(TensorCoreSpaces, BatchMatmulLayoutsEachTemplateReads) {
   OpSpec bmm = fc1;
+  bmm.name = "qk";
   bmm.kind = OpKind::kBatchMatmul;
-  EXPECT_FALSE(tc.supports(bmm) || wg.supports(bmm));
+  bmm.dims = {{"B", Expr::constant(192)},
+              {"M", Expr::parse("T")},
+              {"N", Expr::parse("T")},
+              {"K", Expr::constant(64)}};
+  for (const DType dtype : {DType::kFloat16, DType::kBFloat16, DType::kFloat32})
+    for (const bool ta : {false, true})
+      for (const bool tb : {false, true}) {
+        bmm.dtype = dtype, bmm.transpose_a = ta, bmm.transpose_b = tb;
+        const bool half = dtype != DType::kFloat32;
+        SCOPED_TRACE(op_computation_text(bmm));
+        EXPECT_EQ(tc.supports(bmm), half && !ta);
+        EXPECT_EQ(wg.supports(bmm), half && !ta && tb);
+        std::vector<std::string> names;
+        for (const auto* space : template_spaces_for(bmm)) names.push_back(space->tmpl);
+        std::vector<std::string> want;
+        if (!half) want = {"batch_matmul_f32"};
+        if (half && !ta) want = {"dense_tc"};
+        if (half && !ta && tb) want.push_back("dense_wgmma");
+        EXPECT_EQ(names, want);
+      }
+  bmm.dtype = DType::kBFloat16, bmm.transpose_a = true, bmm.transpose_b = false;
+  EXPECT_EQ(op_computation_text(bmm),
+            "bfloat16 batch_matmul with A stored [K,M] (transpose_a) and B stored [K,N]");
+  bmm.transpose_b = true;
+  EXPECT_EQ(op_computation_text(bmm),
+            "bfloat16 batch_matmul with A stored [K,M] (transpose_a) and B stored [N,K] "
+            "(transpose_b)");
+  EXPECT_EQ(op_computation_text(fc1), "bfloat16 dense");
+  // The defaults are legal for BERT attention on an H100: Q.K^T (K = 64, both templates) and
+  // probs.V (N = 64, dense_tc).
+  bmm.transpose_a = false;
+  const SpaceContext qk{h100, bmm, GemmShape{192, 128, 128, 64}};
+  EXPECT_TRUE(violations(tc, tc.defaults(), qk).empty());
+  EXPECT_TRUE(violations(wg, with(wg, {{"WG_M", 1}, {"PRODUCER", 1}}), qk).empty());
+  bmm.transpose_b = false;
+  bmm.dims["N"] = Expr::constant(64), bmm.dims["K"] = Expr::parse("T");
+  EXPECT_TRUE(
+      violations(tc, tc.defaults(), SpaceContext{h100, bmm, GemmShape{192, 128, 64, 128}}).empty());
 }
 
 TEST_F(TensorCoreSpaces, DenseTcDefaultsAreLegalAndMatchTheTemplate) {

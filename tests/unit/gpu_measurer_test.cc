@@ -275,8 +275,11 @@ TEST_F(GpuMeasurerTest, TheReferenceIsGeneratedAndCompiledOncePerOpWithTheGivenC
 
 TEST_F(GpuMeasurerTest, AnOpWithoutAReferenceKernelIsStillRunAloneFirst) {
   RecordingCompiler compiler;
-  op_.kind = OpKind::kBatchMatmul;  // the reference kernel computes 16-bit dense only
+  op_.kind = OpKind::kConv2d;  // the reference kernel computes no 16-bit conv2d
   op_.dtype = DType::kFloat16;
+  op_.dims = {{"N", Expr::parse("T")},   {"H", Expr::constant(8)},  {"W", Expr::constant(8)},
+              {"C", Expr::constant(16)}, {"K", Expr::constant(32)}, {"R", Expr::constant(3)},
+              {"S", Expr::constant(3)}};
   GpuMeasurer measurer = make(/*reference=*/ReferenceProvider(), &compiler);
   auto results = measurer.measure({input("wrong"), input("hang_on_check")});
   EXPECT_EQ(results[0].status, MeasureStatus::kOk);  // nothing to compare with

@@ -2,7 +2,8 @@
 // against the tensor peak, warpgroup MMA (dense_wgmma) beats warp-level mma.sync (dense_tc) on
 // sm_90 whose tensor peak is wgmma's, mma.sync pays that only on sm_90, and a warp-specialized
 // kernel's registers are estimated for its consumer threads; a TMA producer hands stages over
-// for less than the cp.async one (the simulated device's model, not a measurement).
+// for less than the cp.async one; a 16-bit batch_matmul counts every batch element (the
+// simulated device's model, not a measurement).
 #include <gtest/gtest.h>
 
 #include "codegen/generated_kernel.h"
@@ -89,6 +90,39 @@ TEST(SimulatedDeviceTensorCores, WarpgroupRegistersAreTheConsumers) {
   EXPECT_TRUE(t.registers_estimated);
   EXPECT_EQ(t.registers, 64 + 32);         // BN / 2 accumulators plus bookkeeping
   EXPECT_EQ(t.resident_blocks_per_sm, 1);  // 133 KB of shared memory per block
+}
+
+// A 16-bit batch_matmul (BERT attention's scores, 192 heads) is modelled with the same
+// tensor-core rates as a dense layer: blocks = tiles x batch, and each batch element reads its
+// own B, so a 12-head slice of the same problem moves a sixteenth of the bytes.
+TEST(SimulatedDeviceTensorCores, BatchMatmulCountsEveryBatchElement) {
+  OpSpec qk;
+  qk.name = "qk";
+  qk.kind = OpKind::kBatchMatmul;
+  qk.dtype = DType::kBFloat16;
+  qk.transpose_b = true;
+  qk.dims = {{"B", Expr::constant(192)},
+             {"M", Expr::parse("T")},
+             {"N", Expr::parse("T")},
+             {"K", Expr::constant(64)}};
+  qk.vars = {"T"};
+  const SimulatedDevice h100(GpuSpec{});
+  const MicroKernel tile{"dense_tc", {{"WARPS_M", 2}, {"WARPS_N", 2}, {"WM", 32}, {"WN", 32}}};
+  const MeasureInput input = input_for(qk, tile);
+  const SimulatedTiming all = h100.model(input, GemmShape{192, 128, 128, 64});
+  const SimulatedTiming slice = h100.model(input, GemmShape{12, 128, 128, 64});
+  ASSERT_EQ(all.status, MeasureStatus::kOk) << all.error;
+  EXPECT_EQ(all.blocks, 192 * 2 * 2);  // 64 x 64 tiles of a 128 x 128 output, per element
+  EXPECT_EQ(slice.blocks, 12 * 2 * 2);
+  EXPECT_GT(all.latency_us, slice.latency_us);
+  // Operands, output and tiles all scale with the batch: 16 times the traffic.
+  EXPECT_NEAR(all.memory_us / slice.memory_us, 192.0 / 12.0, 1e-9);
+  // probs.V on dense_tc (B stored [K,N]) is modelled alike.
+  OpSpec av = qk;
+  av.transpose_b = false;
+  av.dims["N"] = Expr::constant(64), av.dims["K"] = Expr::parse("T");
+  EXPECT_EQ(h100.model(input_for(av, tile), GemmShape{192, 128, 64, 128}).status,
+            MeasureStatus::kOk);
 }
 
 }  // namespace

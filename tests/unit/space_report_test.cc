@@ -96,6 +96,10 @@ TEST_F(SpaceReportTest, TextWhenCutShortOrEmptyOrUnsupported) {
   none.op = "conv";
   EXPECT_EQ(render_space_report(none), "conv: no template can compute this op\n");
   EXPECT_TRUE(space_report_json(none)["template"].is_null());
+  none.computation = "float16 batch_matmul with A stored [K,M] (transpose_a) and B stored [K,N]";
+  EXPECT_EQ(render_space_report(none),
+            "conv: no template can compute this op (float16 batch_matmul with A stored [K,M] "
+            "(transpose_a) and B stored [K,N])\n");
 }
 
 }  // namespace
