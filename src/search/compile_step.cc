@@ -95,10 +95,12 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
   for (size_t i = 0; i < out.size(); ++i) {
     CompiledCandidate& c = out[i];
     c.compiled = std::move(results[i]);
-    const ArchBinary* binary = c.compiled.binary(options.arch);
+    // The arch it was built for, suffix included: a wgmma kernel's CUBIN is sm_90a's.
+    const std::string arch = options.arch + c.kernel.arch_suffix;
+    const ArchBinary* binary = c.compiled.binary(arch);
     if (!c.compiled.ok || !binary || binary->cubin.empty()) {
       c.status = MeasureStatus::kCompileError;
-      c.error = c.compiled.ok ? "no " + options.arch + " binary" : first_error_line(c.compiled.log);
+      c.error = c.compiled.ok ? "no " + arch + " binary" : first_error_line(c.compiled.log);
       continue;
     }
     std::string why;
@@ -107,7 +109,7 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
       c.error = why;
       continue;
     }
-    if (const KernelResources* r = main_entry_resources(c.compiled, c.kernel.plan, options.arch))
+    if (const KernelResources* r = main_entry_resources(c.compiled, c.kernel.plan, arch))
       if (!fits_block(*r, c.kernel.plan, gpu, &why)) {
         c.status = MeasureStatus::kDeviceLimitsExceeded;
         c.error = why;
