@@ -116,8 +116,9 @@ void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indi
     for (const TuningRecord& r : records) env_.log->append(r);
 
   KernelEntry& e = book_.add(input.mk, input.kernel.plan);
-  if (const KernelResources* r =
-          main_entry_resources(input.compiled, input.kernel.plan, env_.device.arch))
+  // ptxas's report for the binary that ran (sm_90a's for a wgmma kernel).
+  if (const KernelResources* r = main_entry_resources(
+          input.compiled, input.kernel.plan, env_.device.arch + input.kernel.arch_suffix))
     e.resources = *r;
   if (result.status != MeasureStatus::kOk) {
     for (size_t i : indices) book_.add_failure(e, i, result.status, result.error);

@@ -132,8 +132,9 @@ std::vector<TuningRecord> records_from_result(const std::string& workload,
                                               const MeasureResult& result,
                                               const DeviceIdentity& device) {
   std::optional<int> registers;
+  const std::string built_for = device.arch + input.kernel.arch_suffix;  // sm_90a for wgmma
   for (const auto& binary : input.compiled.binaries)
-    if (binary.arch == device.arch)
+    if (binary.arch == built_for)
       for (const auto& res : binary.resources)
         if (res.entry == input.kernel.plan.entry) registers = res.registers;
 

@@ -66,8 +66,15 @@ TEST(CliTuneAttentionBf16, TunesTensorCoreKernelsAndBuildsAPack) {
     const std::string tmpl = j["mk"]["template"];
     templates[j["op"]].insert(tmpl);
     const bool ok = j["status"] == "ok";
-    if (tmpl == "dense_tc") ++tc_records[j["op"]], tc_ok[j["op"]] += ok;
-    if (tmpl == "dense_wgmma") ++wgmma_records[j["op"]], wgmma_ok[j["op"]] += ok;
+    if (tmpl == "dense_tc") {
+      ++tc_records[j["op"]];
+      tc_ok[j["op"]] += ok;
+    }
+    if (tmpl == "dense_wgmma") {
+      ++wgmma_records[j["op"]];
+      wgmma_ok[j["op"]] += ok;
+      EXPECT_GT(j.value("registers", 0), 0) << "ptxas's count of the sm_90a binary";
+    }
   }
   // wgmma kernels are built for sm_90a and measured from that CUBIN (this search picks some).
   EXPECT_GT(wgmma_records["qk"], 0);
