@@ -8,18 +8,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdio>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "codegen/generated_kernel.h"
 #include "nvrtc/dense_f32_nvrtc.h"
+#include "nvrtc/tc_compile_check.h"
 
 namespace dietcode {
 namespace {
+
+using testing::tc_params;
+using testing::wg_params;
 
 using ::testing::Contains;
 using ::testing::Not;
@@ -51,67 +53,23 @@ struct Case {
   bool transpose_b = true;  // false: B stored [K,N] (probs.V), dense_tc only
 };
 
-std::map<std::string, int> tc(int warps_m, int warps_n, int wm, int wn, int bk, int stages,
-                              int split = 1) {
-  return {{"WARPS_M", warps_m}, {"WARPS_N", warps_n}, {"WM", wm},       {"WN", wn},
-          {"BK", bk},           {"STAGES", stages},   {"SPLITK", split}};
-}
-
-std::map<std::string, int> wg(int wg_m, int bn, int stages, int split, int producer) {
-  return {
-      {"WG_M", wg_m}, {"BN", bn}, {"STAGES", stages}, {"SPLITK", split}, {"PRODUCER", producer}};
-}
-
-struct Job {
-  const Case* c;
-  GeneratedKernel kernel;
-  std::string arch;
-  testing::NvrtcBuild build;
-};
-
+// Every case through generate_kernel, then compiled and checked (tc_compile_check.h).
 void compile_cases(const std::vector<Case>& cases) {
-  std::vector<Job> jobs;
-  for (const Case& c : cases) {
-    const GeneratedKernel kernel = generate_kernel(bmm_op(c.n, c.k, c.dtype, false, c.transpose_b),
-                                                   MicroKernel{c.tmpl, c.params});
-    const std::vector<std::string> archs = c.tmpl == "dense_wgmma"
-                                               ? std::vector<std::string>{"sm_90a"}
-                                               : std::vector<std::string>{"sm_80", "sm_90"};
-    for (const auto& arch : archs) jobs.push_back({&c, kernel, arch, {}});
-  }
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < jobs.size();)
-      jobs[i].build = testing::nvrtc_build(jobs[i].kernel.name + ".cu", jobs[i].kernel.source,
-                                           jobs[i].kernel.options, jobs[i].arch);
-  };
-  std::thread helper(worker);
-  worker();
-  helper.join();
-  for (const Job& job : jobs) {
-    SCOPED_TRACE(job.c->label + " " + job.arch);
-    ASSERT_TRUE(job.build.ok) << job.build.log;
-    std::vector<std::string> entries{job.kernel.plan.entry};
-    if (!job.kernel.plan.reduce_entry.empty()) entries.push_back(job.kernel.plan.reduce_entry);
-    for (const auto& entry : entries) {
-      const KernelResources* r = job.build.entry(entry);
-      ASSERT_NE(r, nullptr) << "no ptxas report for " << entry << "\n" << job.build.log;
-      EXPECT_EQ(r->spill_stores, 0) << entry;
-      EXPECT_EQ(r->spill_loads, 0) << entry;
-      EXPECT_LE(r->registers, 255);
-    }
-    std::printf("%-52s %-6s %3d registers  %6.3f s\n", job.c->label.c_str(), job.arch.c_str(),
-                job.build.entry(job.kernel.plan.entry)->registers, job.build.seconds);
-  }
+  std::vector<testing::LabelledKernel> kernels;
+  for (const Case& c : cases)
+    kernels.push_back({c.label, generate_kernel(bmm_op(c.n, c.k, c.dtype, false, c.transpose_b),
+                                                MicroKernel{c.tmpl, c.params})});
+  testing::compile_and_check_all(kernels);
 }
 
 TEST(BatchMatmulTcTemplate, DenseTcVariantsCompileWithoutSpills) {
   compile_cases({
       {"QK^T defaults bf16 K=64", "dense_tc", {}},
-      {"QK^T f16 16x8 warp, dynamic N", "dense_tc", tc(1, 1, 16, 8, 32, 2), 0, 64, DType::kFloat16},
-      {"QK^T 2x2 warps 32x32 BK64 SPLITK=2", "dense_tc", tc(2, 2, 32, 32, 64, 3, 2)},
-      {"dynamic K (scalar fallback) N=128", "dense_tc", tc(2, 2, 64, 32, 32, 3), 128, 0},
-      {"static K=72 N=45 f16 SPLITK=3", "dense_tc", tc(1, 2, 48, 16, 32, 4, 3), 45, 72,
+      {"QK^T f16 16x8 warp, dynamic N", "dense_tc", tc_params(1, 1, 16, 8, 32, 2), 0, 64,
+       DType::kFloat16},
+      {"QK^T 2x2 warps 32x32 BK64 SPLITK=2", "dense_tc", tc_params(2, 2, 32, 32, 64, 3, 2)},
+      {"dynamic K (scalar fallback) N=128", "dense_tc", tc_params(2, 2, 64, 32, 32, 3), 128, 0},
+      {"static K=72 N=45 f16 SPLITK=3", "dense_tc", tc_params(1, 2, 48, 16, 32, 4, 3), 45, 72,
        DType::kFloat16},
   });
 }
@@ -122,22 +80,23 @@ TEST(BatchMatmulTcTemplate, DenseTcWithBStoredKNCompilesWithoutSpills) {
   const bool kn = false;
   compile_cases({
       {"PV defaults bf16 N=64", "dense_tc", {}, 64, 0, DType::kBFloat16, kn},
-      {"PV f16 16x8 warp (1 chunk), dynamic N", "dense_tc", tc(1, 1, 16, 8, 32, 2), 0, 0,
+      {"PV f16 16x8 warp (1 chunk), dynamic N", "dense_tc", tc_params(1, 1, 16, 8, 32, 2), 0, 0,
        DType::kFloat16, kn},
-      {"PV 2x2 warps 32x24 (6 chunks) SPLITK=3", "dense_tc", tc(2, 2, 32, 24, 64, 3, 3), 64, 0,
-       DType::kBFloat16, kn},
-      {"PV 1x2 warps 48x16 (4 chunks) static K=72", "dense_tc", tc(1, 2, 48, 16, 32, 4), 64, 72,
+      {"PV 2x2 warps 32x24 (6 chunks) SPLITK=3", "dense_tc", tc_params(2, 2, 32, 24, 64, 3, 3), 64,
+       0, DType::kBFloat16, kn},
+      {"PV 1x2 warps 48x16 (4 chunks) static K=72", "dense_tc", tc_params(1, 2, 48, 16, 32, 4), 64,
+       72, DType::kFloat16, kn},
+      {"PV 2x2 warps 64x64 (16 chunks) BK64 4 stages", "dense_tc", tc_params(2, 2, 64, 64, 64, 4),
+       0, 0, DType::kBFloat16, kn},
+      {"PV largest: 4x2 warps of 64x64 BK64 4 stages", "dense_tc", tc_params(4, 2, 64, 64, 64, 4),
+       0, 0, DType::kBFloat16, kn},
+      {"PV one warp 128x32", "dense_tc", tc_params(1, 1, 128, 32, 32, 3), 64, 0, DType::kBFloat16,
+       kn},
+      {"PV one warp 16x128 BK64 4 stages", "dense_tc", tc_params(1, 1, 16, 128, 64, 4), 0, 0,
        DType::kFloat16, kn},
-      {"PV 2x2 warps 64x64 (16 chunks) BK64 4 stages", "dense_tc", tc(2, 2, 64, 64, 64, 4), 0, 0,
+      {"PV 32 warps 8x4 of 16x16, 1024 threads", "dense_tc", tc_params(8, 4, 16, 16, 32, 2), 64, 0,
        DType::kBFloat16, kn},
-      {"PV largest: 4x2 warps of 64x64 BK64 4 stages", "dense_tc", tc(4, 2, 64, 64, 64, 4), 0, 0,
-       DType::kBFloat16, kn},
-      {"PV one warp 128x32", "dense_tc", tc(1, 1, 128, 32, 32, 3), 64, 0, DType::kBFloat16, kn},
-      {"PV one warp 16x128 BK64 4 stages", "dense_tc", tc(1, 1, 16, 128, 64, 4), 0, 0,
-       DType::kFloat16, kn},
-      {"PV 32 warps 8x4 of 16x16, 1024 threads", "dense_tc", tc(8, 4, 16, 16, 32, 2), 64, 0,
-       DType::kBFloat16, kn},
-      {"PV static N=45 (2-byte B loads)", "dense_tc", tc(2, 2, 32, 32, 32, 3), 45, 0,
+      {"PV static N=45 (2-byte B loads)", "dense_tc", tc_params(2, 2, 32, 32, 32, 3), 45, 0,
        DType::kFloat16, kn},
   });
 }
@@ -146,13 +105,13 @@ TEST(BatchMatmulTcTemplate, DenseWgmmaVariantsCompileWithoutSpillsForBothProduce
   std::vector<Case> cases;
   for (int producer : {0, 1}) {
     const std::string p = producer ? "TMA " : "cp.async ";
-    cases.push_back({p + "QK^T WG_M=1 BN=64", "dense_wgmma", wg(1, 64, 4, 1, producer)});
+    cases.push_back({p + "QK^T WG_M=1 BN=64", "dense_wgmma", wg_params(1, 64, 4, 1, producer)});
     cases.push_back({p + "QK^T WG_M=2 BN=128 SPLITK=2 f16", "dense_wgmma",
-                     wg(2, 128, 3, 2, producer), 0, 64, DType::kFloat16});
-    cases.push_back(
-        {p + "static N=512 K=64 BN=256", "dense_wgmma", wg(2, 256, 4, 1, producer), 512, 64});
+                     wg_params(2, 128, 3, 2, producer), 0, 64, DType::kFloat16});
+    cases.push_back({p + "static N=512 K=64 BN=256", "dense_wgmma",
+                     wg_params(2, 256, 4, 1, producer), 512, 64});
   }
-  cases.push_back({"cp.async dynamic K", "dense_wgmma", wg(2, 128, 4, 1, 0), 0, 0});
+  cases.push_back({"cp.async dynamic K", "dense_wgmma", wg_params(2, 128, 4, 1, 0), 0, 0});
   compile_cases(cases);
 }
 

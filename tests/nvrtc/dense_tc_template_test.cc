@@ -3,25 +3,28 @@
 // pipeline depth with each BK, odd n8 counts, split-K with its reduction, every epilogue, f16
 // and bf16, static and dynamic N/K, a K that is not a multiple of 8, an odd N, MIN_BLOCKS, and
 // Llama-7B MLP layers — and dense_wgmma for sm_90a over every (WG_M, BN) pair and pipeline
-// depth, with the cp.async producer and with the TMA one; and the 16-bit reference kernel for every arch. Kernels go through generate_kernel,
-// so the plans' compile-time checks run too. The templates refuse archs they cannot serve
-// with a clear #error. Prints registers and compile time per kernel and arch.
+// depth, with the cp.async producer and with the TMA one; and the 16-bit reference kernel for every
+// arch. Kernels go through generate_kernel, so the plans' compile-time checks run too. The
+// templates refuse archs they cannot serve with a clear #error. Prints registers and compile time
+// per kernel and arch.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cstdio>
 #include <map>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "codegen/generated_kernel.h"
 #include "codegen/template_source.h"
 #include "common/error.h"
 #include "nvrtc/dense_f32_nvrtc.h"
+#include "nvrtc/tc_compile_check.h"
 
 namespace dietcode {
 namespace {
+
+using testing::tc_params;
+using testing::wg_params;
 
 OpSpec dense_op(int64_t n, int64_t k, DType dtype, Epilogue epilogue) {
   OpSpec op;
@@ -45,66 +48,18 @@ struct Case {
   Epilogue epilogue = Epilogue::kNone;
 };
 
-struct Job {
-  const Case* c;
-  GeneratedKernel kernel;
-  std::string arch;
-  testing::NvrtcBuild build;
-};
-
-// Compiles every case for its template's archs on two threads, then checks each build: it
-// succeeded, and neither entry spills or exceeds 255 registers.
+// Every case through generate_kernel, then compiled and checked (tc_compile_check.h).
 void compile_cases(const std::vector<Case>& cases) {
-  std::vector<Job> jobs;
-  for (const Case& c : cases) {
-    const GeneratedKernel kernel =
-        generate_kernel(dense_op(c.n, c.k, c.dtype, c.epilogue), MicroKernel{c.tmpl, c.params});
-    const std::vector<std::string> archs = c.tmpl == "dense_wgmma"
-                                               ? std::vector<std::string>{"sm_90a"}
-                                               : std::vector<std::string>{"sm_80", "sm_90"};
-    for (const auto& arch : archs) jobs.push_back({&c, kernel, arch, {}});
-  }
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    for (size_t i; (i = next++) < jobs.size();)
-      jobs[i].build = testing::nvrtc_build(jobs[i].kernel.name + ".cu", jobs[i].kernel.source,
-                                           jobs[i].kernel.options, jobs[i].arch);
-  };
-  std::thread helper(worker);
-  worker();
-  helper.join();
-  for (const Job& job : jobs) {
-    SCOPED_TRACE(job.c->label + " " + job.arch);
-    ASSERT_TRUE(job.build.ok) << job.build.log;
-    std::vector<std::string> entries{job.kernel.plan.entry};
-    if (!job.kernel.plan.reduce_entry.empty()) entries.push_back(job.kernel.plan.reduce_entry);
-    for (const auto& entry : entries) {
-      const KernelResources* r = job.build.entry(entry);
-      ASSERT_NE(r, nullptr) << "no ptxas report for " << entry << "\n" << job.build.log;
-      EXPECT_EQ(r->spill_stores, 0) << entry;
-      EXPECT_EQ(r->spill_loads, 0) << entry;
-      EXPECT_GT(r->registers, 0);
-      EXPECT_LE(r->registers, 255);
-    }
-    std::printf("%-52s %-6s %3d registers  %6.3f s\n", job.c->label.c_str(), job.arch.c_str(),
-                job.build.entry(job.kernel.plan.entry)->registers, job.build.seconds);
-  }
+  std::vector<testing::LabelledKernel> kernels;
+  for (const Case& c : cases)
+    kernels.push_back({c.label, generate_kernel(dense_op(c.n, c.k, c.dtype, c.epilogue),
+                                                MicroKernel{c.tmpl, c.params})});
+  testing::compile_and_check_all(kernels);
 }
 
-std::map<std::string, int> tc(int warps_m, int warps_n, int wm, int wn, int bk, int stages,
-                              int split = 1) {
-  return {{"WARPS_M", warps_m}, {"WARPS_N", warps_n}, {"WM", wm},       {"WN", wn},
-          {"BK", bk},           {"STAGES", stages},   {"SPLITK", split}};
-}
-
-std::map<std::string, int> wg(int wg_m, int bn, int stages, int split = 1, int producer = 0) {
-  return {{"WG_M", wg_m}, {"BN", bn}, {"STAGES", stages}, {"SPLITK", split},
-          {"PRODUCER", producer}};
-}
-
-// The TMA producer's variant of wg().
+// The TMA producer's variant of wg_params().
 std::map<std::string, int> tma(int wg_m, int bn, int stages, int split = 1) {
-  return wg(wg_m, bn, stages, split, 1);
+  return wg_params(wg_m, bn, stages, split, 1);
 }
 
 TEST(DenseTcTemplate, CompilesAloneAtItsDefaults) {
@@ -132,45 +87,48 @@ TEST(DenseTcTemplate, DefaultsBothTypesEveryStageAndBk) {
   for (int bk : {32, 64})
     for (int stages = 2; stages <= 4; ++stages)
       cases.push_back({"128x64 BK=" + std::to_string(bk) + " STAGES=" + std::to_string(stages),
-                       "dense_tc", tc(2, 2, 64, 32, bk, stages)});
+                       "dense_tc", tc_params(2, 2, 64, 32, bk, stages)});
   compile_cases(cases);
 }
 
 TEST(DenseTcTemplate, SmallestAndLargestTiles) {
   compile_cases({
-      {"smallest: 1 warp 16x8", "dense_tc", tc(1, 1, 16, 8, 32, 2), 768, 768},
-      {"1x8 warps of 16x8 (16x64)", "dense_tc", tc(1, 8, 16, 8, 32, 3), 768, 768},
-      {"odd n8 count: 2x2 warps 32x24", "dense_tc", tc(2, 2, 32, 24, 64, 3), 1000, 776},
-      {"one warp 128x32", "dense_tc", tc(1, 1, 128, 32, 32, 3)},
-      {"one warp 16x128", "dense_tc", tc(1, 1, 16, 128, 64, 4)},
-      {"largest: 4x2 warps of 64x64 (256x128) BK64 4 stages", "dense_tc", tc(4, 2, 64, 64, 64, 4)},
-      {"8 warps 2x4 of 64x32 (128x128)", "dense_tc", tc(2, 4, 64, 32, 32, 4)},
-      {"16 warps 8x2 of 16x64 (128x128)", "dense_tc", tc(8, 2, 16, 64, 32, 3)},
-      {"32 warps 8x4 of 16x16 (128x64), 1024 threads", "dense_tc", tc(8, 4, 16, 16, 32, 2)},
+      {"smallest: 1 warp 16x8", "dense_tc", tc_params(1, 1, 16, 8, 32, 2), 768, 768},
+      {"1x8 warps of 16x8 (16x64)", "dense_tc", tc_params(1, 8, 16, 8, 32, 3), 768, 768},
+      {"odd n8 count: 2x2 warps 32x24", "dense_tc", tc_params(2, 2, 32, 24, 64, 3), 1000, 776},
+      {"one warp 128x32", "dense_tc", tc_params(1, 1, 128, 32, 32, 3)},
+      {"one warp 16x128", "dense_tc", tc_params(1, 1, 16, 128, 64, 4)},
+      {"largest: 4x2 warps of 64x64 (256x128) BK64 4 stages", "dense_tc",
+       tc_params(4, 2, 64, 64, 64, 4)},
+      {"8 warps 2x4 of 64x32 (128x128)", "dense_tc", tc_params(2, 4, 64, 32, 32, 4)},
+      {"16 warps 8x2 of 16x64 (128x128)", "dense_tc", tc_params(8, 2, 16, 64, 32, 3)},
+      {"32 warps 8x4 of 16x16 (128x64), 1024 threads", "dense_tc", tc_params(8, 4, 16, 16, 32, 2)},
   });
 }
 
 TEST(DenseTcTemplate, SplitKEpiloguesAndDimensions) {
   std::vector<Case> cases = {
-      {"SPLITK=16 bias f16", "dense_tc", tc(1, 2, 16, 32, 32, 4, 16), 768, 3072, DType::kFloat16,
-       Epilogue::kBias},
-      {"SPLITK=3 dynamic N,K bias_gelu", "dense_tc", tc(2, 2, 32, 32, 64, 3, 3), 0, 0,
+      {"SPLITK=16 bias f16", "dense_tc", tc_params(1, 2, 16, 32, 32, 4, 16), 768, 3072,
+       DType::kFloat16, Epilogue::kBias},
+      {"SPLITK=3 dynamic N,K bias_gelu", "dense_tc", tc_params(2, 2, 32, 32, 64, 3, 3), 0, 0,
        DType::kBFloat16, Epilogue::kBiasGelu},
-      {"static K=771 (scalar loads), N=1001", "dense_tc", tc(2, 2, 64, 32, 32, 3), 1001, 771,
+      {"static K=771 (scalar loads), N=1001", "dense_tc", tc_params(2, 2, 64, 32, 32, 3), 1001, 771,
        DType::kFloat16, Epilogue::kBiasRelu},
       {"dynamic N,K defaults", "dense_tc", {}, 0, 0},
       {"MIN_BLOCKS=2 128x64", "dense_tc",
        [] {
-         auto p = tc(2, 2, 64, 32, 32, 3);
+         auto p = tc_params(2, 2, 64, 32, 32, 3);
          p["MIN_BLOCKS"] = 2;
          return p;
        }()},
-      {"Llama up 11008x4096 128x128", "dense_tc", tc(2, 2, 64, 64, 32, 4), 11008, 4096},
-      {"Llama down 4096x11008 SPLITK=4", "dense_tc", tc(1, 4, 16, 32, 64, 4, 4), 4096, 11008},
+      {"Llama up 11008x4096 128x128", "dense_tc", tc_params(2, 2, 64, 64, 32, 4), 11008, 4096},
+      {"Llama down 4096x11008 SPLITK=4", "dense_tc", tc_params(1, 4, 16, 32, 64, 4, 4), 4096,
+       11008},
   };
   for (int e = 0; e <= 5; ++e)
-    cases.push_back({"EPILOGUE=" + std::to_string(e) + " f16", "dense_tc", tc(2, 2, 32, 32, 32, 3),
-                     3072, 768, DType::kFloat16, static_cast<Epilogue>(e)});
+    cases.push_back({"EPILOGUE=" + std::to_string(e) + " f16", "dense_tc",
+                     tc_params(2, 2, 32, 32, 32, 3), 3072, 768, DType::kFloat16,
+                     static_cast<Epilogue>(e)});
   compile_cases(cases);
 }
 
@@ -203,27 +161,27 @@ TEST(DenseWgmmaTemplate, EveryWarpgroupShapeAndStage) {
   for (int wg_m : {1, 2})
     for (int bn : {64, 128, 256})
       cases.push_back({"WG_M=" + std::to_string(wg_m) + " BN=" + std::to_string(bn) + " 4 stages",
-                       "dense_wgmma", wg(wg_m, bn, 4)});
+                       "dense_wgmma", wg_params(wg_m, bn, 4)});
   for (int stages : {2, 3, 5, 6})
-    cases.push_back(
-        {"WG_M=1 BN=128 STAGES=" + std::to_string(stages), "dense_wgmma", wg(1, 128, stages)});
+    cases.push_back({"WG_M=1 BN=128 STAGES=" + std::to_string(stages), "dense_wgmma",
+                     wg_params(1, 128, stages)});
   compile_cases(cases);
 }
 
 TEST(DenseWgmmaTemplate, SplitKEpiloguesAndDimensions) {
   std::vector<Case> cases = {
-      {"SPLITK=8 bias f16", "dense_wgmma", wg(1, 64, 4, 8), 768, 3072, DType::kFloat16,
+      {"SPLITK=8 bias f16", "dense_wgmma", wg_params(1, 64, 4, 8), 768, 3072, DType::kFloat16,
        Epilogue::kBias},
-      {"dynamic N,K SPLITK=3 bias_gelu", "dense_wgmma", wg(2, 128, 4, 3), 0, 0, DType::kBFloat16,
-       Epilogue::kBiasGelu},
-      {"static K=771 (scalar loads), N=1001", "dense_wgmma", wg(2, 128, 3), 1001, 771,
+      {"dynamic N,K SPLITK=3 bias_gelu", "dense_wgmma", wg_params(2, 128, 4, 3), 0, 0,
+       DType::kBFloat16, Epilogue::kBiasGelu},
+      {"static K=771 (scalar loads), N=1001", "dense_wgmma", wg_params(2, 128, 3), 1001, 771,
        DType::kFloat16, Epilogue::kRelu},
-      {"Llama up 11008x4096 128x256", "dense_wgmma", wg(2, 256, 4), 11008, 4096},
-      {"Llama down 4096x11008 SPLITK=2", "dense_wgmma", wg(2, 128, 5, 2), 4096, 11008},
+      {"Llama up 11008x4096 128x256", "dense_wgmma", wg_params(2, 256, 4), 11008, 4096},
+      {"Llama down 4096x11008 SPLITK=2", "dense_wgmma", wg_params(2, 128, 5, 2), 4096, 11008},
   };
   for (int e = 0; e <= 5; ++e)
-    cases.push_back({"EPILOGUE=" + std::to_string(e) + " f16", "dense_wgmma", wg(2, 128, 4), 3072,
-                     768, DType::kFloat16, static_cast<Epilogue>(e)});
+    cases.push_back({"EPILOGUE=" + std::to_string(e) + " f16", "dense_wgmma", wg_params(2, 128, 4),
+                     3072, 768, DType::kFloat16, static_cast<Epilogue>(e)});
   compile_cases(cases);
 }
 
@@ -251,7 +209,7 @@ TEST(DenseWgmmaTemplate, TmaProducerEveryShapeStageSplitKAndEpilogue) {
 // refused at generation, before anything is compiled.
 TEST(DenseWgmmaTemplate, TmaProducerPlanAndRefusals) {
   const auto plain = generate_kernel(dense_op(3072, 768, DType::kBFloat16, Epilogue::kNone),
-                                     MicroKernel{"dense_wgmma", wg(2, 128, 4)});
+                                     MicroKernel{"dense_wgmma", wg_params(2, 128, 4)});
   EXPECT_EQ(plain.plan.tma_box_k, 0);
   const auto with_tma = generate_kernel(dense_op(3072, 768, DType::kBFloat16, Epilogue::kNone),
                                         MicroKernel{"dense_wgmma", tma(2, 128, 4)});
