@@ -215,20 +215,22 @@ class GpuWorker {
       throw TensorMapError(CUDA_ERROR_NOT_SUPPORTED,
                            "the kernel copies with the TMA, but the NVIDIA driver has no "
                            "cuTensorMapEncodeTiled (a driver for CUDA 12.0 or newer is needed)");
+    dietcode_pack::TensorMapLayout layouts[dietcode_pack::kTensorMaps];
+    int refused = 0;
+    if (const char* why = dietcode_pack::gemm_tensor_map_layouts(
+            a, plan.tile_m, plan.tile_n, plan.tma_box_k, elem_bytes, layouts, &refused))
+      throw TensorMapError(CUDA_ERROR_INVALID_VALUE,
+                           fmt::format("the TMA cannot read operand {} (M={}, N={}, K={}, "
+                                       "batch={}): {}",
+                                       refused == dietcode_pack::kTensorMapA ? "A" : "B", a.m, a.n,
+                                       a.k, a.batch, why));
     for (int which = 0; which < dietcode_pack::kTensorMaps; ++which) {
-      const bool is_a = which == dietcode_pack::kTensorMapA;
-      dietcode_pack::TensorMapLayout layout;
-      if (const char* why = dietcode_pack::tensor_map_layout(
-              which, a, is_a ? plan.tile_m : plan.tile_n, plan.tma_box_k, elem_bytes, &layout))
-        throw TensorMapError(CUDA_ERROR_INVALID_VALUE,
-                             fmt::format("the TMA cannot read operand {} (M={}, N={}, K={}, "
-                                         "batch={}): {}",
-                                         is_a ? "A" : "B", a.m, a.n, a.k, a.batch, why));
-      CUresult r =
-          dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layout, &maps.map[which]);
+      CUresult r = dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layouts[which],
+                                                    &maps.map[which]);
       if (r != CUDA_SUCCESS)
         throw TensorMapError(
-            r, fmt::format("cuTensorMapEncodeTiled({}): {}", is_a ? "A" : "B", cuda_error_name(r)));
+            r, fmt::format("cuTensorMapEncodeTiled({}): {}",
+                           which == dietcode_pack::kTensorMapA ? "A" : "B", cuda_error_name(r)));
     }
     return maps;
   }

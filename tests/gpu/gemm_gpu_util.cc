@@ -96,18 +96,18 @@ void compile_all(std::vector<CompiledKernel>& kernels) {
 static std::string encode_maps(const Driver& d, const LaunchPlan& plan, const DietcodeArgs& args,
                                CUtensorMap maps[dietcode_pack::kTensorMaps]) {
   if (!d.cuTensorMapEncodeTiled) return "the driver has no cuTensorMapEncodeTiled";
-  for (int which = 0; which < dietcode_pack::kTensorMaps; ++which) {
-    const bool is_a = which == dietcode_pack::kTensorMapA;
-    dietcode_pack::TensorMapLayout layout;
-    if (const char* why = dietcode_pack::tensor_map_layout(
-            which, args, is_a ? plan.tile_m : plan.tile_n, plan.tma_box_k, 2, &layout))
-      return std::string("tensor map of ") + (is_a ? "A" : "B") + ": " + why;
-    if (auto e =
-            check(dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layout, &maps[which]),
-                  "cuTensorMapEncodeTiled");
+  dietcode_pack::TensorMapLayout layouts[dietcode_pack::kTensorMaps];
+  int refused = 0;
+  if (const char* why = dietcode_pack::gemm_tensor_map_layouts(
+          args, plan.tile_m, plan.tile_n, plan.tma_box_k, 2, layouts, &refused))
+    return std::string("tensor map of ") + (refused == dietcode_pack::kTensorMapA ? "A" : "B") +
+           ": " + why;
+  for (int which = 0; which < dietcode_pack::kTensorMaps; ++which)
+    if (auto e = check(dietcode_pack::encode_tensor_map(d.cuTensorMapEncodeTiled, layouts[which],
+                                                        &maps[which]),
+                       "cuTensorMapEncodeTiled");
         !e.empty())
       return e;
-  }
   return "";
 }
 

@@ -177,5 +177,27 @@ TEST(PackTensorMaps, EncodesSixteenBitElementsWithTheSwizzleAndZeroFill) {
   EXPECT_EQ(g_recorded.oob, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
+// Both maps of a call at once: A boxed by the tile's rows, B by its columns, and the operand a
+// refusal is about.
+TEST(PackTensorMaps, BothMapsOfACallAndTheOperandARefusalIsAbout) {
+  DietcodeArgs a = dense(100, 300, 520);
+  TensorMapLayout l[dietcode_pack::kTensorMaps];
+  int refused = -1;
+  ASSERT_EQ(dietcode_pack::gemm_tensor_map_layouts(a, 128, 64, 64, 2, l, &refused), nullptr);
+  EXPECT_EQ(refused, -1);
+  EXPECT_EQ(l[kTensorMapA].base, a.a);
+  EXPECT_EQ(l[kTensorMapA].box[1], 128u);
+  EXPECT_EQ(l[kTensorMapB].base, a.b);
+  EXPECT_EQ(l[kTensorMapB].box[1], 64u);
+  a.b = at(0x20008);
+  EXPECT_STREQ(dietcode_pack::gemm_tensor_map_layouts(a, 128, 64, 64, 2, l, &refused),
+               "the operand is not 16-byte aligned");
+  EXPECT_EQ(refused, kTensorMapB);
+  a.a = at(0x10002);
+  EXPECT_STREQ(dietcode_pack::gemm_tensor_map_layouts(a, 128, 64, 64, 2, l, &refused),
+               "the operand is not 16-byte aligned");
+  EXPECT_EQ(refused, kTensorMapA);
+}
+
 }  // namespace
 }  // namespace dietcode

@@ -300,14 +300,12 @@ int tensor_maps(const OpDesc& op, const KernelDesc& k, const DietcodeArgs& a,
                 op.name);
   // Both layouts first, so a refused operand costs no driver call.
   TensorMapLayout layouts[kTensorMaps];
-  for (int which = 0; which < kTensorMaps; ++which) {
-    int rows = which == kTensorMapA ? k.tile_m : k.tile_n;
-    if (const char* why =
-            tensor_map_layout(which, a, rows, k.tma_box_k, op.elem_bytes, &layouts[which]))
-      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
-                  "op %s: argument %s cannot be read by this kernel's TMA copies: %s", op.name,
-                  op.arg_names[which == kTensorMapA ? 0 : 1], why);
-  }
+  int refused = 0;
+  if (const char* why = gemm_tensor_map_layouts(a, k.tile_m, k.tile_n, k.tma_box_k, op.elem_bytes,
+                                                layouts, &refused))
+    return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                "op %s: argument %s cannot be read by this kernel's TMA copies: %s", op.name,
+                op.arg_names[refused == kTensorMapA ? 0 : 1], why);
   for (int which = 0; which < kTensorMaps; ++which) {
     CachedTensorMap& c = t_tensor_maps[which];
     if (!c.valid || !same_layout(c.layout, layouts[which])) {

@@ -85,6 +85,22 @@ inline const char* tensor_map_layout(int which, const DietcodeArgs& a, int box_r
   return nullptr;
 }
 
+/* The layouts of both maps of a call to a kernel whose launch plan has tma_box_k = box_k > 0:
+ * A in boxes of tile_m rows, B in boxes of tile_n rows. Returns NULL, or why the TMA cannot
+ * address operand *refused (kTensorMapA or kTensorMapB). */
+inline const char* gemm_tensor_map_layouts(const DietcodeArgs& a, int tile_m, int tile_n, int box_k,
+                                           int elem_bytes, TensorMapLayout out[kTensorMaps],
+                                           int* refused) {
+  for (int which = 0; which < kTensorMaps; ++which) {
+    const int rows = which == kTensorMapA ? tile_m : tile_n;
+    if (const char* why = tensor_map_layout(which, a, rows, box_k, elem_bytes, &out[which])) {
+      *refused = which;
+      return why;
+    }
+  }
+  return nullptr;
+}
+
 /* Encodes a layout: 16-bit elements (the copy converts nothing, so f16 and bf16 alike), no
  * interleave, the 128-byte swizzle, L2 promotion in 256-byte lines, and out-of-bounds elements
  * filled with zeros (FLOAT_OOB_FILL_NONE), which is what makes the padding free. */
