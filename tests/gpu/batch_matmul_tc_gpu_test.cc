@@ -1,12 +1,11 @@
 // 16-bit batch_matmul on tensor cores on a real GPU against the 16-bit CPU reference: sampled
 // dense_tc micro-kernels (sm_80+) for both B layouts they read (B stored [N,K]: attention
-// scores Q.K^T; B stored [K,N]: probs.V) and dense_wgmma micro-kernels with the cp.async
-// producer (compute capability 9.0) for B stored [N,K], in float16 and bfloat16, on BERT's
+// scores Q.K^T; B stored [K,N]: probs.V) and dense_wgmma micro-kernels with either producer
+// (compute capability 9.0) for B stored [N,K], in float16 and bfloat16, on BERT's
 // attention for T = 1..17, 31, 64, 127..129 and on shapes with tails in M, N and K (N and K
 // not multiples of 8 included). Also the 16-bit reference kernel agrees with the CPU in every
-// layout. Skipped without a GPU. (The TMA producer needs tensor maps among its launch
-// parameters, which this layer's launcher does not pass; its batch path is checked by
-// tests/nvrtc/dense_wgmma_emulated_test.cc.)
+// layout. Skipped without a GPU. The TMA producer needs a static K that is a multiple of 8:
+// it runs on the scores (K = 64), not on the tails with a runtime K.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -54,9 +53,9 @@ std::map<std::string, int> tc(int warps_m, int warps_n, int wm, int wn, int bk, 
           {"BK", bk},           {"STAGES", stages},   {"SPLITK", split}};
 }
 
-// dense_tc everywhere; dense_wgmma (cp.async producer) on compute capability 9.0 and only for
-// B stored [N,K].
-std::vector<Sample> samples(bool b_k_contiguous) {
+// dense_tc everywhere; dense_wgmma on compute capability 9.0 and only for B stored [N,K], with
+// the TMA producer too when K is static and a multiple of 8.
+std::vector<Sample> samples(bool b_k_contiguous, bool static_k8 = false) {
   std::vector<Sample> s = {
       {"tc defaults 128x64", "dense_tc", {}},
       {"tc 16x8 one warp", "dense_tc", tc(1, 1, 16, 8, 32, 2, 1)},
@@ -68,6 +67,12 @@ std::vector<Sample> samples(bool b_k_contiguous) {
     s.push_back({"wgmma 64x64 splitk2",
                  "dense_wgmma",
                  {{"WG_M", 1}, {"BN", 64}, {"STAGES", 3}, {"SPLITK", 2}, {"PRODUCER", 0}}});
+    if (static_k8) {
+      s.push_back({"wgmma tma 128x128", "dense_wgmma", {{"PRODUCER", 1}}});
+      s.push_back({"wgmma tma 64x64 splitk2",
+                   "dense_wgmma",
+                   {{"WG_M", 1}, {"BN", 64}, {"STAGES", 3}, {"SPLITK", 2}, {"PRODUCER", 1}}});
+    }
   }
   return s;
 }
@@ -136,7 +141,7 @@ TEST_F(BatchMatmulTcGpu, BertAttentionOverTBothLayouts) {
   for (const DType dtype : {DType::kBFloat16, DType::kFloat16})
     for (const bool scores : {true, false}) {
       std::vector<CompiledKernel> kernels;
-      const auto s = samples(scores);
+      const auto s = samples(scores, /*static_k8=*/scores);  // scores: K = 64
       for (size_t i = 0; i < s.size(); ++i) {
         const OpSpec op = scores ? bmm_op(false, true, "T", "64", dtype, kEpilogues[i % 3])
                                  : bmm_op(false, false, "64", "T", dtype, kEpilogues[i % 3]);
