@@ -112,7 +112,11 @@ GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
 }
 
 std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu) {
-  return gpu.arch() + kernel.arch_suffix;
+  return compile_arch(kernel, gpu.arch());
+}
+
+std::string compile_arch(const GeneratedKernel& kernel, const std::string& device_arch) {
+  return device_arch + kernel.arch_suffix;
 }
 
 GeneratedKernel generate_reference_kernel(const OpSpec& op) {

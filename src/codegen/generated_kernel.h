@@ -55,6 +55,9 @@ std::string template_arch_suffix(const std::string& tmpl);
 
 // The NVRTC -arch for this kernel on a GPU: "sm_" + compute capability + arch_suffix.
 std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu);
+// The same, from the device's plain arch name ("sm_90" -> "sm_90a" for a wgmma kernel): the arch
+// a kernel is compiled for when tuning on that device, and whose binary and ptxas report count.
+std::string compile_arch(const GeneratedKernel& kernel, const std::string& device_arch);
 
 // Generates the kernel for an op and a micro-kernel of a template that supports it.
 // Static dimensions of the op become compile-time constants; dynamic ones stay runtime.

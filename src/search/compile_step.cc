@@ -84,7 +84,7 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
     request.source = out[i].kernel.source;
     request.options = out[i].kernel.options;
     // Arch-specific kernels (wgmma) build for e.g. sm_90a; the space only offers them there.
-    request.archs = {options.arch + out[i].kernel.arch_suffix};
+    request.archs = {compile_arch(out[i].kernel, options.arch)};
     request.want_ptx = false;  // tuning times the device's own CUBIN; packs add PTX later
     requests.push_back(std::move(request));
   }
@@ -96,7 +96,7 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
     CompiledCandidate& c = out[i];
     c.compiled = std::move(results[i]);
     // The arch it was built for, suffix included: a wgmma kernel's CUBIN is sm_90a's.
-    const std::string arch = options.arch + c.kernel.arch_suffix;
+    const std::string arch = compile_arch(c.kernel, options.arch);
     const ArchBinary* binary = c.compiled.binary(arch);
     if (!c.compiled.ok || !binary || binary->cubin.empty()) {
       c.status = MeasureStatus::kCompileError;

@@ -117,8 +117,8 @@ void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indi
 
   KernelEntry& e = book_.add(input.mk, input.kernel.plan);
   // ptxas's report for the binary that ran (sm_90a's for a wgmma kernel).
-  if (const KernelResources* r = main_entry_resources(
-          input.compiled, input.kernel.plan, env_.device.arch + input.kernel.arch_suffix))
+  if (const KernelResources* r = main_entry_resources(input.compiled, input.kernel.plan,
+                                                      compile_arch(input.kernel, env_.device.arch)))
     e.resources = *r;
   if (result.status != MeasureStatus::kOk) {
     for (size_t i : indices) book_.add_failure(e, i, result.status, result.error);
@@ -146,8 +146,8 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
   // changes how a real GPU interleaves its kernels, not what the log says of them.
   size_t batch = size_t(std::max(options_.measure_batch, 1));
   if (env_.pool && env_.pool->size() > 1)
-    batch = std::min(batch, std::max<size_t>(1, (inputs.size() + env_.pool->size() - 1) /
-                                                    env_.pool->size()));
+    batch = std::min(
+        batch, std::max<size_t>(1, (inputs.size() + env_.pool->size() - 1) / env_.pool->size()));
   std::vector<std::vector<MeasureInput>> jobs;
   for (size_t begin = 0; begin < inputs.size(); begin += batch)
     jobs.emplace_back(inputs.begin() + std::ptrdiff_t(begin),

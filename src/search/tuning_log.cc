@@ -8,6 +8,7 @@
 #include <ctime>
 #include <limits>
 
+#include "codegen/generated_kernel.h"
 #include "common/error.h"
 #include "common/version.h"
 
@@ -132,7 +133,7 @@ std::vector<TuningRecord> records_from_result(const std::string& workload,
                                               const MeasureResult& result,
                                               const DeviceIdentity& device) {
   std::optional<int> registers;
-  const std::string built_for = device.arch + input.kernel.arch_suffix;  // sm_90a for wgmma
+  const std::string built_for = compile_arch(input.kernel, device.arch);  // sm_90a for wgmma
   for (const auto& binary : input.compiled.binaries)
     if (binary.arch == built_for)
       for (const auto& res : binary.resources)
