@@ -52,22 +52,43 @@ __device__ __forceinline__ void mbar_arrive_when_copied(unsigned bar) {
 #endif
 }
 
-// Blocks until the phase with the given parity has completed (acquire semantics). A barrier
-// that has never completed a phase counts its "previous" phase, parity 1, as complete: that is
-// why producers start by waiting on parity 1 of the empty barriers and pass at once.
+// Tries allowed before mbar_wait gives up. A pipeline whose barrier never completes (a lost
+// arrival, a TMA copy that never lands) would otherwise spin forever and hang the process that
+// launched it; a trap instead ends the kernel with CUDA_ERROR_LAUNCH_FAILED, which the tuner
+// records as the candidate's launch_error and a pack reports as an error. Each try suspends
+// for a hardware-chosen moment, so 2^24 tries is seconds: far beyond any legitimate wait
+// (microseconds), short enough for a test's time limit.
+#ifndef DIETCODE_MBAR_MAX_TRIES
+#define DIETCODE_MBAR_MAX_TRIES (1u << 24)
+#endif
+
+#if !defined(DIETCODE_HOST_EMULATION)
+// One bounded try: whether the phase with the given parity has completed.
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+#endif
+
+// Blocks until the phase with the given parity has completed (acquire semantics), or traps
+// after DIETCODE_MBAR_MAX_TRIES tries. A barrier that has never completed a phase counts its
+// "previous" phase, parity 1, as complete: that is why producers start by waiting on parity 1
+// of the empty barriers and pass at once.
 __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
 #if defined(DIETCODE_HOST_EMULATION)
   dc_emu_mbar_wait(bar, parity);
 #else
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
+  for (unsigned tries = 1; !mbar_try_wait(bar, parity); ++tries)
+    if (tries == DIETCODE_MBAR_MAX_TRIES) __trap();
 #endif
 }
 

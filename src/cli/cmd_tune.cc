@@ -1,13 +1,16 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
 //   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b]
-//   [--json] [--shard I/N]
+//   [--json] [--shard I/N] [--l2 flush|warm]
 //
 // Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one) with
 // the joint search over all shape instances (search/joint_search.h), appending every result to
 // the tuning log as it arrives; --devices shares the measuring among several GPUs of one model
 // (measure/measure_pool.h) without changing the log. The log is the state: a second run resumes
-// from it, skipping what is measured; --fresh moves it aside first. Exit 1 for bad input, 2 when
-// there is no GPU (or no NVRTC) to tune with.
+// from it, skipping what is measured; --fresh moves it aside first. Timings flush the L2 before
+// every launch unless --l2 warm, as `bench` does, so kernels are chosen in the regime they are
+// graded in; every record says which. Exit 1 for bad input, 2 when there is no GPU (or no NVRTC)
+// to tune with, when every candidate fails the same way (a broken driver, not bad kernels), or
+// when no candidate passed at all.
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -56,6 +59,7 @@ struct TuneOptions {
   bool noise_given = false;
   std::string ops;
   std::string shard;  // "I/N"; empty: the whole workload
+  std::string l2 = "flush";
   bool json = false;
 };
 
@@ -152,6 +156,25 @@ void apply_shard(const Workload& workload, ShardSpec shard, std::vector<const Op
   ops = std::move(mine);
 }
 
+// "" when some instance of some op has a kernel; else why no candidate passed, one line.
+std::string nothing_passed(const JointSearchResult& result, const DeviceIdentity& device,
+                           const std::string& log_path) {
+  OpSearchStats sum;
+  for (const OpOutcome& op : result.ops) {
+    if (op.kernels_used > 0) return "";
+    sum.compiled += op.stats.compiled;
+    sum.compile_errors += op.stats.compile_errors;
+    sum.over_limits += op.stats.over_limits;
+    sum.failed_kernels += op.stats.failed_kernels;
+  }
+  return fmt::format(
+      "dietcode tune: no candidate passed on {}: of {} kernels compiled in this run, {} did not "
+      "compile, {} exceeded the GPU's limits and {} failed when run (launch errors, timeouts, "
+      "wrong results); {} has each one's error",
+      device.name, sum.compiled, sum.compile_errors, sum.over_limits, sum.failed_kernels,
+      log_path);
+}
+
 void print_notes(const std::vector<std::string>& notes, bool quiet) {
   if (quiet) return;
   for (const std::string& note : notes) std::fprintf(stderr, "%s\n", note.c_str());
@@ -190,6 +213,7 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   request.device = o.device;
   request.noise = o.noise;
   request.seed = o.seed;
+  request.flush_l2 = o.l2 == "flush";
   TuneDevices devices = open_tune_devices(request, compiler);
   const DeviceIdentity identity = devices.measurers[0]->device();
 
@@ -211,9 +235,10 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
                                   : ", GPU" +
                                         std::string(devices.ordinals.size() == 1 ? " " : "s ") +
                                         ordinals_text(devices.ordinals);
-    std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s%s)%s\n", workload.name.c_str(),
-                 ops.size(), ops.size() == 1 ? "" : "s", on.c_str(), identity.arch.c_str(),
-                 which.c_str(),
+    std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s%s, L2 %s)%s\n",
+                 workload.name.c_str(), ops.size(), ops.size() == 1 ? "" : "s", on.c_str(),
+                 identity.arch.c_str(), which.c_str(),
+                 identity.l2 == "flush" ? "flushed before every timing" : "warm",
                  identity.simulated ? ": SIMULATED, a model of the GPU, not measurements" : "");
     std::fprintf(progress_out, "log %s: %s\n", log_path.c_str(),
                  resume.records.empty()
@@ -264,6 +289,8 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   } else if (!global.quiet) {
     std::printf("%s", summary_text(result, identity).c_str());
   }
+  if (std::string why = nothing_passed(result, identity, log_path); !why.empty())
+    throw EnvironmentError(why);
   return 0;
 }
 
@@ -307,6 +334,12 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
                                 "With --simulate: sigma of the lognormal measurement noise");
   cmd->add_option("--ops", o->ops, "Tune only these ops (comma-separated names)");
   cmd->add_flag("--json", o->json, "Print the summary as JSON (progress goes to stderr)");
+  cmd->add_option("--l2", o->l2,
+                  "flush (default): the L2 is flushed before every timed launch, as bench does; "
+                  "warm: not flushed. Recorded in every log record; a resumed run uses only "
+                  "records of its own regime")
+      ->check(CLI::IsMember({"flush", "warm"}))
+      ->capture_default_str();
   cmd->add_option("--shard", o->shard,
                   "Tune only share I of N (1 <= I <= N) for a cluster job array; default log: "
                   "NAME.shard-I-of-N.jsonl. Combine the logs with 'dietcode merge'");

@@ -51,6 +51,7 @@ void open_simulated(const DeviceRequest& o, TuneDevices& d) {
     sim.ordinal = ordinal;
     sim.delay_seconds = setup.delay_seconds;
     sim.fail_after_calls = setup.fail_after_calls;
+    sim.l2 = o.flush_l2 ? "flush" : "warm";
     d.measurers.push_back(std::make_unique<SimulatedDevice>(gpu, sim));
   }
   try {
@@ -78,6 +79,7 @@ void open_gpus(const DeviceRequest& o, Compiler& compiler, TuneDevices& d) {
     GpuMeasurerOptions options;
     options.device = ordinal;
     options.measure.seed = o.seed;
+    options.measure.flush_l2 = o.flush_l2;
     options.compiler = &compiler;
     auto worker = first ? std::move(first) : std::make_unique<WorkerProcess>(gpu_worker_command());
     auto gpu = std::make_unique<GpuMeasurer>(std::move(worker), options);

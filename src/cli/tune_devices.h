@@ -23,6 +23,7 @@ struct DeviceRequest {
   int device = 0;        // --device
   double noise = 0;      // the simulated devices' noise
   uint64_t seed = 0;
+  bool flush_l2 = true;  // --l2 flush|warm
 };
 
 struct TuneDevices {

@@ -59,6 +59,14 @@ std::vector<int> pick_check_shapes(const std::vector<GemmShape>& shapes, const L
   return picked;
 }
 
+std::string nvrtc_version_text() {
+  try {
+    return NvrtcCompiler::version();
+  } catch (const EnvironmentError&) {
+    return "of unknown version";
+  }
+}
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -119,6 +127,14 @@ GpuMeasurer::GpuMeasurer(std::unique_ptr<WorkerProcess> worker, GpuMeasurerOptio
   identity_.name = reply.value.at("name").get<std::string>();
   identity_.arch = reply.value.at("arch").get<std::string>();
   identity_.simulated = false;
+  identity_.l2 = options_.measure.flush_l2 ? "flush" : "warm";
+  if (reply.value.contains("driver")) {
+    const json& d = reply.value.at("driver");
+    const int cuda = d.value("cuda_version", 0);
+    const std::string release = d.value("release", "");
+    driver_ = fmt::format("NVIDIA driver {}(CUDA {}.{})", release.empty() ? "" : release + " ",
+                          cuda / 1000, cuda % 1000 / 10);
+  }
   try {
     gpu_ = parse_gpu_spec(reply.value.at("spec"), "GPU " + std::to_string(options_.device),
                           "device" + std::to_string(options_.device));
@@ -133,6 +149,16 @@ json GpuMeasurer::request(const char* action) const {
 }
 
 WorkerReply GpuMeasurer::call(const json& request, double timeout_seconds) {
+  // A worker started anew (after a fault) makes its context under the first-contact limit,
+  // not under the limit of the candidate that happens to come next.
+  if (worker_->pid() == 0 && request.at("action") != "identify") {
+    WorkerReply ready = worker_->call(this->request("prepare"), options_.identify_timeout_seconds);
+    if (ready.outcome == WorkerOutcome::kHandlerError && ready.environment_error)
+      throw EnvironmentError(ready.error);
+    if (ready.outcome != WorkerOutcome::kOk)
+      throw EnvironmentError(fmt::format("GPU {}: the measurement worker failed to restart: {}",
+                                         options_.device, ready.error));
+  }
   WorkerReply reply = worker_->call(request, timeout_seconds);
   if (reply.outcome == WorkerOutcome::kHandlerError && reply.environment_error)
     throw EnvironmentError(reply.error);
@@ -282,6 +308,14 @@ std::vector<MeasureResult> GpuMeasurer::measure(const std::vector<MeasureInput>&
     passed.push_back(&p);
   }
   time(passed, results);
+  for (const MeasureResult& result : results) {
+    health_.observe(result.status, result.error);
+    if (std::string why = health_.broken(); !why.empty())
+      throw EnvironmentError(fmt::format("{}; {}, NVRTC {}", why,
+                                         driver_.empty() ? "NVIDIA driver of unknown version"
+                                                         : driver_,
+                                         nvrtc_version_text()));
+  }
   return results;
 }
 

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "measure/environment_health.h"
 #include "measure/gpu_protocol.h"
 #include "measure/measurer.h"
 #include "measure/worker_process.h"
@@ -96,6 +97,8 @@ class GpuMeasurer : public Measurer {
 
   std::unique_ptr<WorkerProcess> worker_;
   GpuMeasurerOptions options_;
+  std::string driver_;  // "NVIDIA driver 580.65.06 (CUDA 13.0)", from identify
+  EnvironmentHealth health_;
   std::unique_ptr<Compiler> own_compiler_;  // for reference kernels when none was given
   DeviceIdentity identity_;
   GpuSpec gpu_;

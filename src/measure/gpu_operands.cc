@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -172,6 +173,30 @@ OutputComparison compare_outputs(const std::vector<float>& got, const std::vecto
       first / mn, first % mn / shape.N, first % shape.N, got[first], want[first], result.mismatches,
       got.size());
   return result;
+}
+
+std::string guard_violation(const std::string& buffer, size_t output_begin, size_t output_bytes,
+                            unsigned char fill) {
+  const size_t end = std::min(buffer.size(), output_begin + output_bytes);
+  auto changed = [&](size_t i) { return static_cast<unsigned char>(buffer[i]) != fill; };
+  size_t before = 0, nearest_before = 0, after = 0, first_after = 0;
+  for (size_t i = 0; i < std::min(output_begin, buffer.size()); ++i)
+    if (changed(i)) {
+      ++before;
+      nearest_before = output_begin - i;
+    }
+  for (size_t i = end; i < buffer.size(); ++i)
+    if (changed(i) && after++ == 0) first_after = i - end;
+  if (before == 0 && after == 0) return "";
+  std::string out = "wrote outside its output:";
+  if (before)
+    out += fmt::format(" {} byte{} changed before the start of C, the nearest at start - {}",
+                       before, before == 1 ? "" : "s", nearest_before);
+  if (before && after) out += ";";
+  if (after)
+    out += fmt::format(" {} byte{} changed past the end of C, the first at end + {}", after,
+                       after == 1 ? "" : "s", first_after);
+  return out;
 }
 
 }  // namespace dietcode

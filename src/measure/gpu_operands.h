@@ -56,4 +56,17 @@ struct OutputComparison {
 OutputComparison compare_outputs(const std::vector<float>& got, const std::vector<float>& want,
                                  const GemmShape& shape, DType dtype);
 
+// Canaries. The worker keeps a guard band of kOutputGuardBytes on each side of the output
+// buffer (a multiple of 256, so the output keeps every alignment a kernel may ask for) and
+// fills it, with the output, with one byte value before a candidate's check launch; anything
+// the candidate writes outside [output_begin, output_begin + output_bytes) is caught here.
+// Only the tail beyond the largest shape's output is a guard band for the largest shape; for a
+// smaller one the rest of the buffer is too, so a kernel writing past its own M or N fails.
+inline constexpr size_t kOutputGuardBytes = 4096;
+// "" when every byte of `buffer` outside the output still holds `fill`; else one line saying
+// where the writes went: "wrote outside its output: 4 bytes changed past the end of C, the
+// first at end + 0" (offsets in bytes).
+std::string guard_violation(const std::string& buffer, size_t output_begin, size_t output_bytes,
+                            unsigned char fill);
+
 }  // namespace dietcode

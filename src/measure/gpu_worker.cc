@@ -2,6 +2,15 @@
 // CUBINs, checks them against the reference kernel and times them with CUDA events. Every
 // request and reply is described in gpu_protocol.h.
 //
+// The CUDA context is created when the worker identifies its GPU (or, after a restart, when the
+// tuner asks it to "prepare"), under that request's generous time limit, never inside the first
+// candidate's: context creation can take seconds, and a candidate is allowed ten.
+//
+// Timed launches are queued behind a short spin kernel (queue_hold.h), so the events around
+// them time the GPU's work rather than the host's launch latency. Checks launch into an output
+// buffer with guard bands on both sides (gpu_operands.h: guard_violation), so a candidate that
+// writes outside its output fails as a wrong result.
+//
 // Faults are sorted by whose they are: a CUDA error a candidate causes becomes its status
 // (see classify), and one that poisons the context (an illegal address, a trap) also says
 // "context_lost", so the tuner replaces this process; an error of the environment (no device,
@@ -9,6 +18,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +34,7 @@
 #include "measure/gpu_measurer.h"
 #include "measure/gpu_operands.h"
 #include "measure/gpu_protocol.h"
+#include "measure/queue_hold.h"
 #include "pack/runtime/pack_tensor_maps.h"  // the same maps a pack encodes
 
 namespace dietcode {
@@ -80,6 +92,28 @@ void* device_pointer(const DeviceBuffer& buffer) {
   return buffer.bytes() ? reinterpret_cast<void*>(uintptr_t(buffer.ptr())) : nullptr;
 }
 
+// Where the output starts inside its guarded buffer (gpu_operands.h: kOutputGuardBytes).
+void* output_pointer(const DeviceBuffer& guarded) {
+  return guarded.bytes() ? reinterpret_cast<void*>(uintptr_t(guarded.ptr() + kOutputGuardBytes))
+                         : nullptr;
+}
+
+constexpr unsigned char kOutputFill = 0xFF;  // NaN in every float type, and the canary
+
+// The NVIDIA kernel module's version ("580.65.06"), for messages about the environment; empty
+// where /proc does not say.
+std::string kernel_driver_release() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  std::getline(in, line);
+  const std::string marker = "Kernel Module";
+  size_t at = line.find(marker);
+  if (at == std::string::npos) return "";
+  size_t begin = line.find_first_not_of(" \t", at + marker.size());
+  if (begin == std::string::npos) return "";
+  return line.substr(begin, line.find_first_of(" \t", begin) - begin);
+}
+
 bool has_bias(Epilogue e) {
   return e == Epilogue::kBias || e == Epilogue::kBiasRelu || e == Epilogue::kBiasGelu;
 }
@@ -95,7 +129,8 @@ struct Operands {
   DType dtype = DType::kFloat32;
   uint64_t seed = 0;
   OperandSizes sizes;
-  DeviceBuffer a, b, bias, c;
+  DeviceBuffer a, b, bias;
+  DeviceBuffer c;  // the output with a guard band of kOutputGuardBytes on each side
 };
 
 double median(std::vector<double> samples) {
@@ -112,13 +147,8 @@ class GpuWorker {
     int device = request.at("device").get<int>();
     if (action == "identify") return identify(device);
     if (action == "count") return count_devices();
-    if (!context_) {
-      context_.emplace(device);
-      check(driver().cuDeviceGetAttribute(&l2_bytes_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
-                                          context_->device()),
-            "cuDeviceGetAttribute(L2_CACHE_SIZE)");
-    }
-    context_->make_current();
+    open_context(device);  // normally done by identify or prepare already
+    if (action == "prepare") return json::object();
     uint64_t seed = request.at("seed").get<uint64_t>();
     if (action == "check")
       return check_candidate(candidate_from_json(request.at("candidate")), seed);
@@ -135,7 +165,37 @@ class GpuWorker {
 
   json identify(int device) {
     GpuSpec spec = query_device(device);
-    return {{"name", spec.name}, {"arch", spec.arch()}, {"spec", gpu_spec_to_json(spec)}};
+    open_context(device);
+    int cuda_version = 0;
+    check(driver().cuDriverGetVersion(&cuda_version), "cuDriverGetVersion");
+    return {{"name", spec.name},
+            {"arch", spec.arch()},
+            {"spec", gpu_spec_to_json(spec)},
+            {"driver", {{"cuda_version", cuda_version}, {"release", kernel_driver_release()}}}};
+  }
+
+  // The context, the L2 size and the queue-hold kernel: everything a check or a timing needs
+  // before its clock starts.
+  void open_context(int device) {
+    if (!context_) {
+      context_.emplace(device);
+      check(driver().cuDeviceGetAttribute(&l2_bytes_, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE,
+                                          context_->device()),
+            "cuDeviceGetAttribute(L2_CACHE_SIZE)");
+    }
+    context_->make_current();
+    if (!hold_module_) {
+      hold_module_.emplace(std::string(queue_hold_ptx()), "queue_hold");
+      hold_ = hold_module_->function(kQueueHoldEntry);
+    }
+  }
+
+  // Holds the GPU for `microseconds` so that what is enqueued next runs back to back.
+  void hold_queue(double microseconds) const {
+    unsigned long long nanoseconds = static_cast<unsigned long long>(microseconds * 1e3);
+    void* params[] = {&nanoseconds};
+    check(driver().cuLaunchKernel(hold_, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr),
+          "cuLaunchKernel(queue hold)");
   }
 
   LoadedKernel& load(const WorkerKernel& kernel) {
@@ -180,7 +240,10 @@ class GpuWorker {
     grow(o.a, o.sizes.a, need.a, 0);
     grow(o.b, o.sizes.b, need.b, 1);
     grow(o.bias, o.sizes.bias, need.bias, 2);
-    grow(o.c, o.sizes.c, need.c, -1);
+    if (need.c > o.sizes.c) {
+      o.c = DeviceBuffer(size_t(need.c) * dtype_bytes(o.dtype) + 2 * kOutputGuardBytes);
+      o.sizes.c = need.c;
+    }
     if (int64_t(workspace_.bytes()) < workspace_bytes_) workspace_ = DeviceBuffer(workspace_bytes_);
     return o;
   }
@@ -195,7 +258,7 @@ class GpuWorker {
     a.a = device_pointer(o.a);
     a.b = device_pointer(o.b);
     a.bias = has_bias(c.op.epilogue) ? device_pointer(o.bias) : nullptr;
-    a.c = device_pointer(o.c);
+    a.c = output_pointer(o.c);
     a.workspace = device_pointer(workspace_);
     set_shape_args(c.op.kind, c.shapes[shape], conv_of(c, shape), &a);
     return a;
@@ -253,9 +316,13 @@ class GpuWorker {
           "cuLaunchKernel(reduce)");
   }
 
+  static size_t output_bytes(const WorkerOp& op, const GemmShape& s) {
+    return size_t(s.batch * s.M * s.N) * dtype_bytes(op.dtype);
+  }
+
   std::vector<float> download_c(const Operands& o, const WorkerOp& op, const GemmShape& s) {
-    std::string bytes(size_t(s.batch * s.M * s.N) * dtype_bytes(op.dtype), '\0');
-    o.c.download(bytes.data(), bytes.size());
+    std::string bytes(output_bytes(op, s), '\0');
+    o.c.download(bytes.data(), bytes.size(), kOutputGuardBytes);
     return output_floats(bytes, op.dtype);
   }
 
@@ -270,7 +337,7 @@ class GpuWorker {
     if (it != references_.end()) return it->second;
     if (references_.size() >= kMaxCachedReferences) references_.clear();
     try {
-      o.c.fill_bytes(0xFF);
+      o.c.fill_bytes(kOutputFill);
       DietcodeArgs a = args(o, c, shape);
       launch(load(*c.reference), c.reference->plan, s, a,
              tensor_maps(c.reference->plan, a, dtype_bytes(c.op.dtype)));
@@ -299,10 +366,18 @@ class GpuWorker {
       LoadedKernel& k = load(c.kernel);
       for (size_t i = 0; i < c.check_shapes.size(); ++i) {
         const GemmShape& s = c.shapes[size_t(c.check_shapes[i])];
-        o.c.fill_bytes(0xFF);  // NaN: an element the kernel never writes cannot pass
+        o.c.fill_bytes(kOutputFill);  // NaN: an element the kernel never writes cannot pass
         DietcodeArgs a = args(o, c, size_t(c.check_shapes[i]));
         launch(k, c.kernel.plan, s, a, tensor_maps(c.kernel.plan, a, dtype_bytes(c.op.dtype)));
         context_->synchronize();
+        std::string guarded(o.c.bytes(), '\0');
+        o.c.download(guarded.data(), guarded.size());
+        std::string stray =
+            guard_violation(guarded, kOutputGuardBytes, output_bytes(c.op, s), kOutputFill);
+        if (!stray.empty())
+          return fault_reply({MeasureStatus::kWrongResult,
+                              fmt::format("{} (M={}, N={}, K={}, batch={})", stray, s.M, s.N, s.K,
+                                          s.batch)});
         if (wants.empty()) continue;
         OutputComparison cmp = compare_outputs(download_c(o, c.op, s), wants[i], s, c.op.dtype);
         if (!cmp.ok)
@@ -357,28 +432,51 @@ class GpuWorker {
       if (active[i])
         for (size_t s = 0; s < cands[i].shapes.size(); ++s) events[i].emplace_back();
     }
-    // Round-robin: every candidate and shape once per round, so drift spreads evenly.
+    // Round-robin: every candidate and shape once per round, so drift spreads evenly. A round
+    // is enqueued in batches, each behind a queue hold (queue_hold.h), and read back after.
+    std::vector<std::pair<size_t, size_t>> order;  // (candidate, shape)
+    for (size_t i = 0; i < n; ++i)
+      for (size_t s = 0; s < cands[i].shapes.size(); ++s) order.emplace_back(i, s);
     for (int round = 0; round < warmup + repeats && !context_lost; ++round) {
-      for (size_t i = 0; i < n && !context_lost; ++i) {
-        if (!active[i]) continue;
-        const WorkerCandidate& c = cands[i];
+      for (size_t first = 0; first < order.size() && !context_lost;
+           first += QueueHoldPacer::kMaxLaunchesPerHold) {
+        const size_t last =
+            std::min(order.size(), first + size_t(QueueHoldPacer::kMaxLaunchesPerHold));
         try {
-          LoadedKernel& k = load(c.kernel);
-          const Operands& o = operands_.at(c.op.name);
-          for (size_t s = 0; s < c.shapes.size(); ++s) {
+          hold_queue(pacer_.next_hold_us());
+        } catch (const CudaError& e) {  // our own kernel: the environment's fault
+          throw std::logic_error(std::string("the queue-hold kernel failed: ") + e.what());
+        }
+        const auto enqueue_start = std::chrono::steady_clock::now();
+        for (size_t at = first; at < last && !context_lost; ++at) {
+          const auto [i, s] = order[at];
+          if (!active[i]) continue;
+          const WorkerCandidate& c = cands[i];
+          try {
+            LoadedKernel& k = load(c.kernel);
+            const Operands& o = operands_.at(c.op.name);
             DietcodeArgs a = args(o, c, s);
             TensorMaps maps = tensor_maps(c.kernel.plan, a, dtype_bytes(c.op.dtype));
             if (flush) flush_.fill_words(uint32_t(round));
             events[i][s].first.record(nullptr);
             launch(k, c.kernel.plan, c.shapes[s], a, maps);
             events[i][s].second.record(nullptr);
+          } catch (const CudaError& e) {
+            fail(i, e);
           }
-          for (size_t s = 0; s < c.shapes.size(); ++s) {
+        }
+        pacer_.enqueued(std::chrono::duration<double, std::micro>(
+                            std::chrono::steady_clock::now() - enqueue_start)
+                            .count());
+        for (size_t at = first; at < last && !context_lost; ++at) {
+          const auto [i, s] = order[at];
+          if (!active[i]) continue;
+          try {
             double us = 1000.0 * Event::elapsed_ms(events[i][s].first, events[i][s].second);
             if (round >= warmup) samples[i][s].push_back(us);
+          } catch (const CudaError& e) {
+            fail(i, e);
           }
-        } catch (const CudaError& e) {
-          fail(i, e);
         }
       }
     }
@@ -395,6 +493,9 @@ class GpuWorker {
 
   std::optional<PrimaryContext> context_;
   int l2_bytes_ = 0;
+  std::optional<Module> hold_module_;
+  CUfunction hold_ = nullptr;
+  QueueHoldPacer pacer_;
   std::map<std::string, LoadedKernel> kernels_;
   std::map<std::string, Operands> operands_;
   std::map<std::string, std::vector<float>> references_;

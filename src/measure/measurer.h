@@ -79,14 +79,19 @@ struct DeviceIdentity {
   std::string name;        // "NVIDIA H100 80GB HBM3"; "simulated NVIDIA H100 ..." for the model
   std::string arch;        // "sm_90"
   bool simulated = false;  // true: numbers come from a model, not from a GPU
+  // The L2 regime of the timings: "flush" (a buffer larger than L2 overwritten before every
+  // timed launch: cold weights, as in a model that runs many layers) or "warm". A log's
+  // records of one regime are not comparable with the other's.
+  std::string l2 = "flush";
 };
 
 // How a real device times a candidate. The simulated device ignores what it cannot model.
 struct MeasureOptions {
   int warmup = 3;               // untimed launches first (module loading is lazy, clocks ramp)
   int repeats = 10;             // timed launches; the median is reported
-  bool flush_l2 = false;        // overwrite a buffer larger than L2 before every timed launch:
-                                // cold-cache numbers instead of weights resident in L2
+  bool flush_l2 = true;         // overwrite a buffer larger than L2 before every timed launch:
+                                // cold-cache numbers instead of weights resident in L2, as
+                                // `bench` times by default (tune and bench grade alike)
   double timeout_seconds = 10;  // per candidate; past it the worker is killed: kTimeout
   bool check_results = true;    // compare with the reference kernel on the first run of every
                                 // (micro-kernel, op)

@@ -226,7 +226,7 @@ SimulatedDevice::SimulatedDevice(GpuSpec gpu, SimulatedDeviceOptions options)
     : gpu_(std::move(gpu)), options_(options) {}
 
 DeviceIdentity SimulatedDevice::device() const {
-  return {"simulated " + gpu_.name, gpu_.arch(), true};
+  return {"simulated " + gpu_.name, gpu_.arch(), true, options_.l2};
 }
 
 SimulatedTiming SimulatedDevice::model(const MeasureInput& input, const GemmShape& shape) const {

@@ -42,6 +42,9 @@ struct SimulatedDeviceOptions {
   double noise_sigma = 0;           // sigma of log(latency) noise; 0: exact model values
   uint64_t seed = 0;                // selects the noise draw
   double launch_overhead_us = 3.0;  // per kernel launch
+  // The L2 regime the run asked for, recorded in the log like a real GPU's; the model
+  // computes the same numbers under both.
+  std::string l2 = "flush";
 
   // Knobs for testing several devices at once (measure_pool.h); they change when results
   // arrive, never what they are.

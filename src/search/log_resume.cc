@@ -22,12 +22,15 @@ ResumeState read_log_for_resume(const std::string& path, const std::string& work
   state.lines_read = log.records.size();
   std::map<std::tuple<std::string, std::string, bool>, size_t> other_devices;
   std::map<std::string, size_t> other_workloads;
+  size_t other_l2 = 0;
   for (TuningRecord& r : log.records) {
     if (r.workload != workload) {
       ++other_workloads[r.workload];
     } else if (r.device != device.name || r.arch != device.arch ||
                r.simulated != device.simulated) {
       ++other_devices[{r.device, r.arch, r.simulated}];
+    } else if (r.l2 != device.l2) {
+      ++other_l2;
     } else {
       state.records.push_back(std::move(r));
     }
@@ -39,6 +42,11 @@ ResumeState read_log_for_resume(const std::string& path, const std::string& work
                     path, count, count == 1 ? "" : "s", name, arch, simulated ? ", simulated" : "",
                     device.name, device.arch));
   }
+  if (other_l2)
+    state.notes.push_back(fmt::format(
+        "{}: ignoring {} record{} timed with the L2 {}: this run times with the L2 {} (--l2)",
+        path, other_l2, other_l2 == 1 ? "" : "s", device.l2 == "flush" ? "warm" : "flushed",
+        device.l2 == "flush" ? "flushed" : "warm"));
   for (const auto& [name, count] : other_workloads)
     state.notes.push_back(fmt::format("{}: ignoring {} record{} of workload \"{}\"", path, count,
                                       count == 1 ? "" : "s", name));

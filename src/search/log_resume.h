@@ -3,7 +3,7 @@
 // measurements) and starts a new one.
 //
 // Only records of the same workload measured on the same device (name, arch, and simulated or
-// not) are used: numbers from another GPU, or from the simulated device, say nothing about
+// not) under the same L2 regime (flushed or warm) are used: numbers from another GPU, or from the simulated device, say nothing about
 // this one. The others stay in the file untouched, and a note says they were ignored.
 #pragma once
 

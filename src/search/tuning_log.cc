@@ -50,6 +50,7 @@ json TuningRecord::to_json() const {
             {"device", device},
             {"arch", arch},
             {"simulated", simulated},
+            {"l2", l2},
             {"tool_version", tool_version},
             {"timestamp", timestamp}};
   if (latency_us) j["latency_us"] = *latency_us;
@@ -113,6 +114,12 @@ TuningRecord TuningRecord::from_json(const json& j) {
   const json& simulated = required(j, "simulated");
   if (!simulated.is_boolean()) throw UserError("simulated: expected true or false");
   r.simulated = simulated.get<bool>();
+  r.l2 = "warm";
+  if (auto l2 = j.find("l2"); l2 != j.end()) {
+    if (!l2->is_string() || (*l2 != "flush" && *l2 != "warm"))
+      throw UserError("l2: expected \"flush\" or \"warm\"");
+    r.l2 = l2->get<std::string>();
+  }
   r.tool_version = required_string(j, "tool_version");
   r.timestamp = required_string(j, "timestamp");
   return r;
@@ -161,6 +168,7 @@ std::vector<TuningRecord> records_from_result(const std::string& workload,
     r.device = device.name;
     r.arch = device.arch;
     r.simulated = device.simulated;
+    r.l2 = device.l2;
     r.tool_version = tool_version();
     r.timestamp = timestamp;
     records.push_back(std::move(r));

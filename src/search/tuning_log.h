@@ -17,6 +17,8 @@
 //   simulated    true when a model (SimulatedDevice) produced the number: `build` refuses
 //                such a log unless told --allow-simulated.
 //   registers    optional: ptxas's registers per thread for the kernel, a cost-model feature.
+//   l2           "flush" or "warm": the L2 regime of the timing (tune --l2). Absent in logs of
+//                tools that always timed warm, and read as "warm" there.
 //
 // Other kinds of line (say a cost-model quality summary) carry a different "kind"; readers
 // keep them aside untouched and skip kinds they do not know. A line without "kind" is a
@@ -57,6 +59,7 @@ struct TuningRecord {
   std::string device;  // DeviceIdentity::name
   std::string arch;    // "sm_90"
   bool simulated = false;
+  std::string l2 = "flush";  // DeviceIdentity::l2; "warm" for logs written before the field
   std::string tool_version;
   std::string timestamp;  // ISO-8601 UTC, "2025-03-01T12:00:00.123Z"
 

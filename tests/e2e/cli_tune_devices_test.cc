@@ -77,7 +77,7 @@ TEST_F(CliTuneDevices, ThreeGpusWriteTheLogOneGpuWritesWhateverTheirSpeeds) {
   EXPECT_EQ(test::log_without_timestamps(test::read_file_or_empty(dir_ / "three.jsonl")), one);
   const json summary = json::parse(three.out);
   EXPECT_EQ(summary["device"]["ordinals"], json::array({0, 1, 2}));
-  EXPECT_THAT(three.err, HasSubstr("on 3 x simulated NVIDIA H100 80GB HBM3 (sm_90, GPUs 0,1,2)"));
+  EXPECT_THAT(three.err, HasSubstr("on 3 x simulated NVIDIA H100 80GB HBM3 (sm_90, GPUs 0,1,2, L2 flushed"));
   EXPECT_THAT(three.err, HasSubstr("GPU 1: "));
 
   // Any arrival order: the slow one first this time, and GPUs chosen from a larger host.

@@ -155,6 +155,30 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
   EXPECT_EQ(quiet.out + quiet.err, "");
 }
 
+// tune grades as bench does: L2 flushed by default, --l2 warm on request; every record says
+// which, and a run in the other regime does not resume from them.
+TEST_F(CliTune, EveryRecordNamesItsL2RegimeAndResumingKeepsToOne) {
+  CommandResult flushed = tune("--simulate h100 --ops up --trials 4 --seed 1");
+  ASSERT_EQ(flushed.exit_code, 0) << flushed.err;
+  EXPECT_THAT(flushed.out, HasSubstr("L2 flushed before every timing"));
+  CommandResult warm = tune("--simulate h100 --ops up --trials 4 --seed 1 --l2 warm");
+  ASSERT_EQ(warm.exit_code, 0) << warm.err;
+  EXPECT_THAT(warm.out, HasSubstr("(sm_90, L2 warm)"));
+  EXPECT_THAT(warm.err + warm.out,
+              HasSubstr("ignoring 64 records timed with the L2 flushed: this run times with the "
+                        "L2 warm (--l2)"));
+  std::istringstream log(test::read_file_or_empty(dir_ / "tune_small.jsonl"));
+  std::map<std::string, int> regimes;
+  for (std::string line; std::getline(log, line);) {
+    const json j = json::parse(line);
+    if (j["kind"] == "measurement") ++regimes[j["l2"].get<std::string>()];
+  }
+  EXPECT_EQ(regimes, (std::map<std::string, int>{{"flush", 64}, {"warm", 64}}));
+  CommandResult bad = tune("--simulate h100 --l2 cold");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--l2"));
+}
+
 TEST_F(CliTune, SameSeedSameLogModuloTimestamps) {
   // Two rounds, so the retrained model and the evolved population take part.
   const std::string args = "--simulate h100 --noise 0.05 --ops up --trials 18 --seed 1 -q";

@@ -70,6 +70,7 @@ TEST(MeasureWorker, RunByHandItSaysWhatItIs) {
 TEST(MeasureWorker, ServesGpuMeasurerThroughTheDriver) {
   ScopedEnv env;
   use_fake_driver(env);
+  env.set("FAKE_CUDA_KERNELS", "1");  // identify makes the context, which needs this much
   GpuMeasurer measurer(execed_worker(), GpuMeasurerOptions());
   DeviceIdentity id = measurer.device();
   EXPECT_EQ(id.name, "Test double of an NVIDIA H100 PCIe");

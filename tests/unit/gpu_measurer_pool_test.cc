@@ -37,6 +37,7 @@ json fake_gpu(const json& request) {
     spec.name = "Fake GPU";
     return {{"name", spec.name}, {"arch", "sm_90"}, {"spec", gpu_spec_to_json(spec)}};
   }
+  if (action == "prepare") return json::object();
   if (action == "check") {
     json j = to_json(WorkerResult());
     j["context_lost"] = false;

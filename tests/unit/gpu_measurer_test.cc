@@ -33,6 +33,10 @@ json fake_gpu(const json& request) {
     spec.name = "Fake GPU";
     return {{"name", spec.name}, {"arch", "sm_90"}, {"spec", gpu_spec_to_json(spec)}};
   }
+  if (action == "prepare") {
+    note("prepare");
+    return json::object();
+  }
   if (action == "check") {
     WorkerCandidate c = candidate_from_json(request.at("candidate"));
     const std::string& entry = c.kernel.plan.entry;
@@ -212,12 +216,16 @@ TEST_F(GpuMeasurerTest, EveryFailureIsAResultAndTheRestAreTimed) {
       "check good with reference|qkv (REFERENCE CUBIN)",
       "check wrong with reference|qkv (REFERENCE CUBIN)",
       "check crash_on_check with reference|qkv (REFERENCE CUBIN)",
+      "prepare",  // a fresh worker makes its context before the next candidate's clock
       "check hang_on_check with reference|qkv (REFERENCE CUBIN)",
+      "prepare",
       "check crash_on_time with reference|qkv (REFERENCE CUBIN)",
       "check good_too with reference|qkv (REFERENCE CUBIN)",
       "time good crash_on_time",  // the worker died there
+      "prepare",
       "time good",
       "time crash_on_time",
+      "prepare",
       "time good_too",
   };
   EXPECT_EQ(requests(), expected);
@@ -285,7 +293,8 @@ TEST_F(GpuMeasurerTest, AnOpWithoutAReferenceKernelIsStillRunAloneFirst) {
   EXPECT_EQ(results[0].status, MeasureStatus::kOk);  // nothing to compare with
   EXPECT_EQ(results[1].status, MeasureStatus::kTimeout);
   EXPECT_TRUE(compiler.requests.empty());
-  std::vector<std::string> expected = {"check wrong", "check hang_on_check", "time wrong"};
+  std::vector<std::string> expected = {"check wrong", "check hang_on_check", "prepare",
+                                       "time wrong"};
   EXPECT_EQ(requests(), expected);
 }
 
@@ -318,9 +327,10 @@ TEST_F(GpuMeasurerTest, ALostContextSendsTheOthersToAFreshWorker) {
   EXPECT_EQ(results[2].status, MeasureStatus::kOk);
   EXPECT_EQ(results[2].latency_us, (std::vector<double>{1.16, 2.3}));
   std::vector<std::string> lines = requests();
-  ASSERT_EQ(lines.size(), 5u);
+  ASSERT_EQ(lines.size(), 6u);
   EXPECT_EQ(lines[3], "time good poison good_too");
-  EXPECT_EQ(lines[4], "time good_too");
+  EXPECT_EQ(lines[4], "prepare");
+  EXPECT_EQ(lines[5], "time good_too");
 }
 
 TEST_F(GpuMeasurerTest, AnEnvironmentErrorInTheWorkerStopsTheRun) {
