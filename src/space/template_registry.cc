@@ -14,10 +14,10 @@ const std::vector<const TemplateSpace*>& all_template_spaces() {
   return all;
 }
 
-std::vector<const TemplateSpace*> template_spaces_for(const OpSpec& op) {
+std::vector<const TemplateSpace*> template_spaces_for(const OpSpec& op, Target target) {
   std::vector<const TemplateSpace*> out;
   for (const TemplateSpace* space : all_template_spaces())
-    if (space->supports(op)) out.push_back(space);
+    if (space->target == target && space->supports(op)) out.push_back(space);
   return out;
 }
 

@@ -15,6 +15,7 @@
 
 #include "space/gpu_spec.h"
 #include "space/micro_kernel.h"
+#include "space/target.h"
 #include "workload/workload.h"
 
 namespace dietcode {
@@ -54,9 +55,11 @@ struct LaunchResources {
 
 struct TemplateSpace {
   std::string tmpl;  // "dense_f32": templates/<tmpl>.cu
+  Target target = Target::kCuda;  // the machine its kernels run on
   std::vector<Tunable> tunables;
   std::vector<FactorChain> chains;
   std::vector<Constraint> constraints;
+  // Unset for targets without GPU launch limits (the CPU): nothing to check before compiling.
   std::function<LaunchResources(const MicroKernel&)> resources;
   // Which ops this template can compute (kind, dtype, layout flags).
   std::function<bool(const OpSpec&)> supports;
@@ -66,9 +69,10 @@ struct TemplateSpace {
   int extent(const MicroKernel& mk, const std::string& extent_name) const;  // product of a chain
 };
 
-// Every template dietcode knows, and those that can compute an op.
+// Every template dietcode knows, and those of a target that can compute an op.
 const std::vector<const TemplateSpace*>& all_template_spaces();
-std::vector<const TemplateSpace*> template_spaces_for(const OpSpec& op);
+std::vector<const TemplateSpace*> template_spaces_for(const OpSpec& op,
+                                                      Target target = Target::kCuda);
 const TemplateSpace& template_space(const std::string& tmpl);  // throws UserError if unknown
 
 }  // namespace dietcode
