@@ -1,0 +1,249 @@
+// CpuThreadPool: the persistent pool every generated CPU kernel runs its tasks on, behind the
+// plain-C contract of templates/x86/dietcode_cpu.h (DietcodeCpuRuntime::parallel_for).
+//
+// Header-only and dependent on nothing but the C++ standard library, pthreads and the contract
+// header, because kernel packs embed this file verbatim in their runtime; the tuner's CPU
+// measurement worker (cpu_worker.cc) uses the very same code, so tuned timings include the
+// pool's real overhead.
+//
+//   CpuThreadPool pool({.threads = 4, .pin = true});
+//   DietcodeCpuRuntime rt = pool.runtime();       // rt.threads == 4
+//   kernel(&args, &rt);                           // kernel calls rt.parallel_for(rt.pool, ...)
+//
+// Model: threads - 1 pool threads (worker ids 1 .. threads-1) plus the calling thread (worker id
+// 0), which always works too. Task indices are handed out dynamically from one atomic ticket, so
+// uneven tasks balance themselves. Between calls a pool thread spins for spin_microseconds
+// (back-to-back calls of a multi-layer model or a timing loop then cost no wake-up) and then
+// sleeps on a condition variable (a futex), so an idle pool burns no CPU.
+//
+// Concurrency: parallel_for may be called from several threads at once on the same pool; calls
+// are serialized by a mutex (each caller becomes worker 0 of its own call, in turn). A task must
+// not call parallel_for on its own pool: that would wait for itself.
+//
+// Pinning (pin = true): pool thread i is bound to the i-th CPU of the process's affinity mask at
+// construction (pthread_setaffinity_np), wrapping around when there are more threads than CPUs.
+// The caller is not touched, because it is the caller's thread; a program that owns its main
+// thread (the measurement worker) calls pin_caller() to bind it to the first CPU.
+//
+// Fast paths: n_tasks <= 0 returns at once; n_tasks == 1 (or a pool of one thread) runs inline
+// on the caller, waking nobody.
+#pragma once
+
+#if __has_include("../../templates/x86/dietcode_cpu.h")
+#include "../../templates/x86/dietcode_cpu.h"
+#elif __has_include("x86/dietcode_cpu.h")
+#include "x86/dietcode_cpu.h"
+#else
+// The contract, until templates/x86/dietcode_cpu.h lands; identical to it.
+#include "../../templates/dietcode_args.h"
+extern "C" {
+typedef void (*DietcodeCpuTask)(void* ctx, int task, int worker);
+typedef struct DietcodeCpuRuntime {
+  int threads;
+  void* pool;
+  void (*parallel_for)(void* pool, int n_tasks, DietcodeCpuTask task, void* ctx);
+} DietcodeCpuRuntime;
+typedef int (*DietcodeCpuKernelFn)(const DietcodeArgs* args, const DietcodeCpuRuntime* rt);
+}
+#endif
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace dietcode {
+
+struct CpuThreadPoolOptions {
+  int threads = 0;              // workers including the caller; <= 0: every CPU we may run on
+  bool pin = false;             // bind pool thread i to the i-th CPU of the affinity mask
+  int spin_microseconds = 20;   // how long an idle pool thread polls before it sleeps
+};
+
+class CpuThreadPool {
+ public:
+  explicit CpuThreadPool(CpuThreadPoolOptions options = {}) : options_(options) {
+    threads_ = options_.threads > 0 ? options_.threads : int(std::max<size_t>(1, usable_cpus().size()));
+    if (options_.pin) cpus_ = usable_cpus();
+    workers_.reserve(size_t(threads_ - 1));
+    for (int id = 1; id < threads_; ++id) workers_.emplace_back([this, id] { work(id); });
+  }
+
+  ~CpuThreadPool() {
+    {
+      std::lock_guard<std::mutex> call(call_mutex_);  // let a running call finish
+      std::lock_guard<std::mutex> lock(sleep_mutex_);
+      stop_.store(true);
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  CpuThreadPool(const CpuThreadPool&) = delete;
+  CpuThreadPool& operator=(const CpuThreadPool&) = delete;
+
+  int threads() const { return threads_; }
+
+  // The pool through the C contract; valid while the pool lives.
+  DietcodeCpuRuntime runtime() {
+    DietcodeCpuRuntime rt;
+    rt.threads = threads_;
+    rt.pool = this;
+    rt.parallel_for = &CpuThreadPool::parallel_for_c;
+    return rt;
+  }
+
+  // Runs task(ctx, i, worker) for every i in [0, n_tasks), the caller being worker 0, and returns
+  // when all are done. Serialized against other callers of the same pool.
+  void parallel_for(int n_tasks, DietcodeCpuTask task, void* ctx) {
+    if (n_tasks <= 0) return;
+    if (n_tasks == 1 || threads_ == 1) {
+      std::lock_guard<std::mutex> call(call_mutex_);  // worker 0 belongs to one caller at a time
+      for (int i = 0; i < n_tasks; ++i) task(ctx, i, 0);
+      return;
+    }
+    std::lock_guard<std::mutex> call(call_mutex_);
+    // Publish the job, then the ticket that makes it visible (see claim()).
+    task_.store(task, std::memory_order_relaxed);
+    ctx_.store(ctx, std::memory_order_relaxed);
+    n_tasks_.store(n_tasks, std::memory_order_relaxed);
+    completed_.store(0, std::memory_order_relaxed);
+    const uint64_t generation = (ticket_.load(std::memory_order_relaxed) >> 32) + 1;
+    ticket_.store(generation << 32, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+      std::lock_guard<std::mutex> lock(sleep_mutex_);  // a sleeper between its check and its wait
+      wake_.notify_all();                              // holds this lock: it cannot miss us
+    }
+    run_tasks(generation, 0);
+    // Tasks others claimed may still be running: wait for them, politely when it takes long.
+    for (int spins = 0; completed_.load(std::memory_order_acquire) < n_tasks; ++spins) {
+      if (spins < 4096)
+        cpu_relax();
+      else
+        std::this_thread::yield();
+    }
+  }
+
+  // Binds the calling thread to the first CPU of the affinity mask the pool was built with
+  // (pin = true; otherwise does nothing). Returns false when the kernel refused.
+  bool pin_caller() const {
+    if (cpus_.empty()) return true;
+    return pin_self(cpus_[0]);
+  }
+
+  // The CPUs this process may run on (sched_getaffinity), in ascending order.
+  static std::vector<int> usable_cpus() {
+    std::vector<int> cpus;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    if (cpus.empty()) {
+      unsigned n = std::max(1u, std::thread::hardware_concurrency());
+      for (unsigned cpu = 0; cpu < n; ++cpu) cpus.push_back(int(cpu));
+    }
+    return cpus;
+  }
+
+ private:
+  static void parallel_for_c(void* pool, int n_tasks, DietcodeCpuTask task, void* ctx) {
+    static_cast<CpuThreadPool*>(pool)->parallel_for(n_tasks, task, ctx);
+  }
+
+  static void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  static bool pin_self(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+  }
+
+  // Claims the next task index of `generation`, or -1 when that call has none left (or is over).
+  // The ticket is (generation << 32 | next index); a compare-exchange, not a fetch_add, so that a
+  // thread still holding an old generation can never consume an index of the next call.
+  int claim(uint64_t generation, int n_tasks) {
+    uint64_t ticket = ticket_.load(std::memory_order_acquire);
+    for (;;) {
+      if ((ticket >> 32) != generation) return -1;
+      const int index = int(uint32_t(ticket));
+      if (index >= n_tasks) return -1;
+      if (ticket_.compare_exchange_weak(ticket, ticket + 1, std::memory_order_acq_rel,
+                                        std::memory_order_acquire))
+        return index;
+    }
+  }
+
+  void run_tasks(uint64_t generation, int worker) {
+    // The job's fields were written before the ticket of `generation` was published, and are
+    // rewritten only after every one of its tasks completed, i.e. after claim() can succeed for
+    // it: whatever claim() lets through ran against these values.
+    DietcodeCpuTask task = task_.load(std::memory_order_relaxed);
+    void* ctx = ctx_.load(std::memory_order_relaxed);
+    const int n_tasks = n_tasks_.load(std::memory_order_relaxed);
+    for (int i; (i = claim(generation, n_tasks)) >= 0;) {
+      task(ctx, i, worker);
+      completed_.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+
+  void work(int id) {
+    if (!cpus_.empty()) pin_self(cpus_[size_t(id) % cpus_.size()]);
+    uint64_t seen = 0;  // the generation this thread last worked on
+    for (;;) {
+      uint64_t generation = ticket_.load(std::memory_order_acquire) >> 32;
+      if (generation == seen) {
+        const auto until = std::chrono::steady_clock::now() +
+                           std::chrono::microseconds(options_.spin_microseconds);
+        while ((generation = ticket_.load(std::memory_order_acquire) >> 32) == seen &&
+               !stop_.load(std::memory_order_relaxed) &&
+               std::chrono::steady_clock::now() < until)
+          for (int k = 0; k < 32; ++k) cpu_relax();
+      }
+      if (generation == seen) {
+        std::unique_lock<std::mutex> lock(sleep_mutex_);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        wake_.wait(lock, [&] {
+          return stop_.load() || (ticket_.load(std::memory_order_seq_cst) >> 32) != seen;
+        });
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
+        if (stop_.load()) return;
+        continue;
+      }
+      if (stop_.load()) return;
+      seen = generation;
+      run_tasks(generation, id);
+    }
+  }
+
+  CpuThreadPoolOptions options_;
+  int threads_ = 1;
+  std::vector<int> cpus_;  // pin targets; empty when not pinning
+  std::vector<std::thread> workers_;
+
+  std::mutex call_mutex_;  // one parallel_for at a time
+  std::atomic<uint64_t> ticket_{0};
+  std::atomic<DietcodeCpuTask> task_{nullptr};
+  std::atomic<void*> ctx_{nullptr};
+  std::atomic<int> n_tasks_{0};
+  std::atomic<int> completed_{0};
+
+  std::mutex sleep_mutex_;
+  std::condition_variable wake_;
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace dietcode
