@@ -76,8 +76,8 @@ void fail_from_reply(const WorkerReply& reply, double timeout_seconds, MeasureRe
   switch (reply.outcome) {
     case WorkerOutcome::kTimeout:
       out.status = MeasureStatus::kTimeout;
-      out.error = fmt::format("did not finish within {:g} s; the worker was killed",
-                              timeout_seconds);
+      out.error =
+          fmt::format("did not finish within {:g} s; the worker was killed", timeout_seconds);
       return;
     case WorkerOutcome::kCrashed:
       out.status = MeasureStatus::kLaunchError;
@@ -98,13 +98,26 @@ void fail_from_reply(const WorkerReply& reply, double timeout_seconds, MeasureRe
 std::string crash_description(int signal) {
   const char* what = nullptr;
   switch (signal) {
-    case SIGSEGV: what = "segmentation fault"; break;
-    case SIGILL: what = "illegal instruction"; break;
-    case SIGBUS: what = "bus error"; break;
-    case SIGFPE: what = "arithmetic exception"; break;
-    case SIGABRT: what = "aborted"; break;
-    case SIGKILL: what = "killed"; break;
-    default: break;
+    case SIGSEGV:
+      what = "segmentation fault";
+      break;
+    case SIGILL:
+      what = "illegal instruction";
+      break;
+    case SIGBUS:
+      what = "bus error";
+      break;
+    case SIGFPE:
+      what = "arithmetic exception";
+      break;
+    case SIGABRT:
+      what = "aborted";
+      break;
+    case SIGKILL:
+      what = "killed";
+      break;
+    default:
+      break;
   }
   std::string name = "signal " + std::to_string(signal);
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))

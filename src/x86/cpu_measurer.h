@@ -65,12 +65,12 @@
 namespace dietcode {
 
 struct CpuMeasurerOptions {
-  int threads = 0;              // workers the kernels get (rt->threads); 0: every usable CPU
-  bool pin = true;              // pin worker i to the i-th CPU of the affinity mask
+  int threads = 0;                 // workers the kernels get (rt->threads); 0: every usable CPU
+  bool pin = true;                 // pin worker i to the i-th CPU of the affinity mask
   std::string arch = "x86-64-v3";  // the ISA level the candidates are built for: the binary
                                    // measured, and DeviceIdentity::arch
-  MeasureOptions measure;       // warmup, repeats, flush_l2 (evict the caches), timeout_seconds
-                                // per candidate, check_results, seed
+  MeasureOptions measure;          // warmup, repeats, flush_l2 (evict the caches), timeout_seconds
+                                   // per candidate, check_results, seed
   // The eviction buffer is 2x the last-level cache, but at most this: a VM can report the whole
   // socket's L3 (480 MiB on one of these guests) and writing ~1 GiB before every timed call
   // would cost far more than the calls. 64 MiB is 2x the 32 MB L3 of the target EPYC.
@@ -88,7 +88,7 @@ class CpuMeasurer : public Measurer {
   DeviceIdentity device() const override { return identity_; }
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override;
 
-  int threads() const { return threads_; }              // as the worker's pool has them
+  int threads() const { return threads_; }  // as the worker's pool has them
   int64_t last_level_cache_bytes() const { return llc_bytes_; }
   int64_t evict_bytes() const { return evict_bytes_; }  // written before each timed call; 0: warm
   double evict_microseconds() const { return evict_us_; }  // one eviction, as measured at start

@@ -29,22 +29,12 @@
 // on the caller, waking nobody.
 #pragma once
 
+#ifndef DIETCODE_CPU_H_  // a pack's runtime may paste the contract in above this file
 #if __has_include("../../templates/x86/dietcode_cpu.h")
 #include "../../templates/x86/dietcode_cpu.h"
-#elif __has_include("x86/dietcode_cpu.h")
-#include "x86/dietcode_cpu.h"
 #else
-// The contract, until templates/x86/dietcode_cpu.h lands; identical to it.
-#include "../../templates/dietcode_args.h"
-extern "C" {
-typedef void (*DietcodeCpuTask)(void* ctx, int task, int worker);
-typedef struct DietcodeCpuRuntime {
-  int threads;
-  void* pool;
-  void (*parallel_for)(void* pool, int n_tasks, DietcodeCpuTask task, void* ctx);
-} DietcodeCpuRuntime;
-typedef int (*DietcodeCpuKernelFn)(const DietcodeArgs* args, const DietcodeCpuRuntime* rt);
-}
+#include "x86/dietcode_cpu.h"  // with the templates directory on the include path
+#endif
 #endif
 
 #include <pthread.h>
@@ -62,15 +52,16 @@ typedef int (*DietcodeCpuKernelFn)(const DietcodeArgs* args, const DietcodeCpuRu
 namespace dietcode {
 
 struct CpuThreadPoolOptions {
-  int threads = 0;              // workers including the caller; <= 0: every CPU we may run on
-  bool pin = false;             // bind pool thread i to the i-th CPU of the affinity mask
-  int spin_microseconds = 20;   // how long an idle pool thread polls before it sleeps
+  int threads = 0;             // workers including the caller; <= 0: every CPU we may run on
+  bool pin = false;            // bind pool thread i to the i-th CPU of the affinity mask
+  int spin_microseconds = 20;  // how long an idle pool thread polls before it sleeps
 };
 
 class CpuThreadPool {
  public:
   explicit CpuThreadPool(CpuThreadPoolOptions options = {}) : options_(options) {
-    threads_ = options_.threads > 0 ? options_.threads : int(std::max<size_t>(1, usable_cpus().size()));
+    threads_ =
+        options_.threads > 0 ? options_.threads : int(std::max<size_t>(1, usable_cpus().size()));
     if (options_.pin) cpus_ = usable_cpus();
     workers_.reserve(size_t(threads_ - 1));
     for (int id = 1; id < threads_; ++id) workers_.emplace_back([this, id] { work(id); });
@@ -208,8 +199,7 @@ class CpuThreadPool {
         const auto until = std::chrono::steady_clock::now() +
                            std::chrono::microseconds(options_.spin_microseconds);
         while ((generation = ticket_.load(std::memory_order_acquire) >> 32) == seen &&
-               !stop_.load(std::memory_order_relaxed) &&
-               std::chrono::steady_clock::now() < until)
+               !stop_.load(std::memory_order_relaxed) && std::chrono::steady_clock::now() < until)
           for (int k = 0; k < 32; ++k) cpu_relax();
       }
       if (generation == seen) {

@@ -37,7 +37,7 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kMaxLoaded = 64;                           // candidates kept dlopen'ed
+constexpr size_t kMaxLoaded = 64;                            // candidates kept dlopen'ed
 constexpr size_t kReferenceBudgetBytes = size_t(512) << 20;  // kept reference results
 constexpr size_t kAlignment = 4096;  // operands and output (after its guard band) page-aligned
 constexpr unsigned char kOutputFill = 0xFF;  // NaN as float, and the canary
@@ -69,8 +69,7 @@ class Library {
  public:
   Library(const std::string& image, const std::string& entry) {
     fd_ = ::memfd_create("dietcode-candidate", MFD_CLOEXEC);
-    if (fd_ < 0)
-      throw EnvironmentError(fmt::format("memfd_create: {}", std::strerror(errno)));
+    if (fd_ < 0) throw EnvironmentError(fmt::format("memfd_create: {}", std::strerror(errno)));
     size_t done = 0;
     while (done < image.size()) {
       ssize_t n = ::write(fd_, image.data() + done, image.size() - done);
@@ -82,7 +81,8 @@ class Library {
     handle_ = ::dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
     if (!handle_) {
       const char* why = ::dlerror();
-      throw LoadError(fmt::format("cannot load the shared object: {}", why ? why : "dlopen failed"));
+      throw LoadError(
+          fmt::format("cannot load the shared object: {}", why ? why : "dlopen failed"));
     }
     ::dlerror();
     fn_ = reinterpret_cast<DietcodeCpuKernelFn>(::dlsym(handle_, entry.c_str()));
@@ -138,8 +138,8 @@ class CpuWorker {
   json handle(const json& request) {
     const std::string action = request.at("action").get<std::string>();
     if (action == "prepare") return prepare_worker(request);
-    if (!pool_) throw std::logic_error("the CPU worker was asked to \"" + action +
-                                       "\" before \"prepare\"");
+    if (!pool_)
+      throw std::logic_error("the CPU worker was asked to \"" + action + "\" before \"prepare\"");
     const uint64_t seed = request.at("seed").get<uint64_t>();
     if (action == "reference") {
       WorkerCandidate c = candidate_from_json(request.at("candidate"));
@@ -273,8 +273,8 @@ class CpuWorker {
     if (auto it = references_.find(key); it != references_.end()) return it->second;
     const auto* x = reinterpret_cast<const float*>(o.a.get());
     const auto* w = reinterpret_cast<const float*>(o.b.get());
-    const float* bias = epilogue_has_bias(c.op.epilogue)
-                            ? reinterpret_cast<const float*>(o.bias.get()) : nullptr;
+    const float* bias =
+        epilogue_has_bias(c.op.epilogue) ? reinterpret_cast<const float*>(o.bias.get()) : nullptr;
     Reference ref;
     switch (c.op.kind) {
       case OpKind::kDense:  // W is shared by the batch: one GEMM of batch * M rows
@@ -328,9 +328,8 @@ class CpuWorker {
       std::string stray = guard_violation(guarded, kOutputGuardBytes, out_bytes, kOutputFill);
       if (!stray.empty())
         return reply(MeasureStatus::kWrongResult, fmt::format("{} ({})", stray, shape_text(s)));
-      DenseComparison cmp =
-          compare_dense(static_cast<const float*>(a.c), ref.want, ref.acc,
-                        static_cast<const float*>(a.bias), ref.acc.M);
+      DenseComparison cmp = compare_dense(static_cast<const float*>(a.c), ref.want, ref.acc,
+                                          static_cast<const float*>(a.bias), ref.acc.M);
       if (!cmp.ok)
         return reply(MeasureStatus::kWrongResult,
                      fmt::format("{} ({})", cmp.message, shape_text(s)));

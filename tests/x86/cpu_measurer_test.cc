@@ -30,17 +30,7 @@ namespace {
 // rt->threads.
 constexpr char kKernelSource[] = R"C(
 #include <math.h>
-#if __has_include("x86/dietcode_cpu.h")
 #include "x86/dietcode_cpu.h"
-#else
-#include "dietcode_args.h"
-typedef void (*DietcodeCpuTask)(void* ctx, int task, int worker);
-typedef struct DietcodeCpuRuntime {
-  int threads;
-  void* pool;
-  void (*parallel_for)(void* pool, int n_tasks, DietcodeCpuTask task, void* ctx);
-} DietcodeCpuRuntime;
-#endif
 
 typedef struct {
   const DietcodeArgs* args;
@@ -118,12 +108,15 @@ class CpuMeasurerTest : public ::testing::Test {
     dir_ = dir_template;
     const std::string source = dir_ + "/kernel.c";
     std::ofstream(source) << kKernelSource;
-    const std::map<std::string, std::string> variants = {
-        {"good", ""},           {"stray", "-DSTRAY"},
-        {"return1", "-DRETURN1"}, {"segv", "-DSEGV"},
-        {"ud2", "-DUD2"},       {"hang", "-DHANG"},
-        {"wrong", "-DWRONG"},   {"crash_later", "-DCRASH_LATER"},
-        {"threads3", "-DEXPECT_THREADS=3"}};
+    const std::map<std::string, std::string> variants = {{"good", ""},
+                                                         {"stray", "-DSTRAY"},
+                                                         {"return1", "-DRETURN1"},
+                                                         {"segv", "-DSEGV"},
+                                                         {"ud2", "-DUD2"},
+                                                         {"hang", "-DHANG"},
+                                                         {"wrong", "-DWRONG"},
+                                                         {"crash_later", "-DCRASH_LATER"},
+                                                         {"threads3", "-DEXPECT_THREADS=3"}};
     for (const auto& [name, flags] : variants) {
       const std::string so = dir_ + "/" + name + ".so";
       const std::string command =
@@ -215,10 +208,11 @@ TEST_F(CpuMeasurerTest, IdentifiesTheDevice) {
   EXPECT_EQ(measurer->evict_bytes(),
             std::min<int64_t>(2 * measurer->last_level_cache_bytes(), int64_t(64) << 20));
   EXPECT_GT(measurer->evict_microseconds(), 0);
-  std::printf("[ device   ] %s, %s, LLC %lld KiB; %lld KiB written before each timed call, "
-              "%.0f us each\n",
-              id.name.c_str(), id.arch.c_str(), (long long)(measurer->last_level_cache_bytes() >> 10),
-              (long long)(measurer->evict_bytes() >> 10), measurer->evict_microseconds());
+  std::printf(
+      "[ device   ] %s, %s, LLC %lld KiB; %lld KiB written before each timed call, "
+      "%.0f us each\n",
+      id.name.c_str(), id.arch.c_str(), (long long)(measurer->last_level_cache_bytes() >> 10),
+      (long long)(measurer->evict_bytes() >> 10), measurer->evict_microseconds());
   EXPECT_EQ(make_measurer(2, false)->device().l2, "warm");
 }
 
@@ -284,7 +278,8 @@ TEST_F(CpuMeasurerTest, AWrongResultSaysWhere) {
   auto measurer = make_measurer();
   std::vector<MeasureResult> r = measurer->measure({input("wrong", {8})});
   ASSERT_EQ(r[0].status, MeasureStatus::kWrongResult);
-  EXPECT_NE(r[0].error.find("differ from the reference; first at [0, 0]: got "), std::string::npos) << r[0].error;
+  EXPECT_NE(r[0].error.find("differ from the reference; first at [0, 0]: got "), std::string::npos)
+      << r[0].error;
   EXPECT_NE(r[0].error.find("(M=8, N=96, K=128, batch=1)"), std::string::npos) << r[0].error;
   EXPECT_EQ(r[0].error.find('\n'), std::string::npos);
 }
