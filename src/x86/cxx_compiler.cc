@@ -35,7 +35,6 @@ using Clock = std::chrono::steady_clock;
 // One translation unit and the command line parts that come from its requests.
 struct CxxCompiler::Unit {
   std::string text;  // the source(s), each behind #line 1 "<label>"
-  std::vector<std::string> labels;
   std::vector<std::string> options;
   std::vector<std::string> archs;
 };
@@ -385,7 +384,6 @@ CompileResult CxxCompiler::compile(const CompileRequest& request) {
   Unit unit;
   std::string label = source_label(request.name);
   unit.text = "#line 1 \"" + label + "\"\n" + request.source + "\n";
-  unit.labels = {label};
   unit.options = request.options;
   unit.archs = request.archs;
   return compile_unit(unit);
@@ -407,7 +405,6 @@ void CxxCompiler::compile_group(const std::vector<CompileRequest>& requests,
     // Two requests of one name still need two labels, or an error could not be blamed.
     if (by_label.count(label)) label += "#" + std::to_string(index);
     by_label[label] = index;
-    unit.labels.push_back(label);
     unit.text += "#line 1 \"" + label + "\"\n" + requests[index].source + "\n";
   }
   CompileResult combined = compile_unit(unit);

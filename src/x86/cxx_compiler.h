@@ -7,23 +7,28 @@
 // Flags, in this order (request.options come after, so they can add -I/-D or override):
 //   -std=c++17 -O3 -march=<level> -mtune=generic -ffp-contract=fast
 //   -fPIC -shared -fno-plt -fvisibility=hidden
-// -mtune=generic, not native: a pack ships to other machines, the bytes must not depend on
-// the CPU that happened to build them (the cache key could not say which), and the
-// micro-kernels are intrinsics whose schedule -mtune barely moves. -fvisibility=hidden keeps
-// everything but the entries (marked __attribute__((visibility("default")))) out of the
-// dynamic symbol table; -fno-plt calls libc through the GOT.
+// -mtune=generic, not native: a pack ships to other machines, and our own build machines
+// differ (an EPYC Zen 3 without AVX-512 in DESIGN.md, a Xeon with AVX-512 where this was
+// written, for which -mtune=native means rocketlake and gives other bytes): the output must
+// not depend on the CPU that happened to build it, which the cache key could not name.
+// -fvisibility=hidden keeps everything but the entries (marked
+// __attribute__((visibility("default")))) out of the dynamic symbol table, so candidates'
+// helpers never interpose; -fno-plt calls libc through the GOT; -ffp-contract=fast lets
+// a*b+c become an FMA in plain C++ too (intrinsics already are).
 //
 // How it runs: posix_spawn (no shell, nothing to quote) in a fresh temporary folder, stdin
 // from /dev/null, stdout and stderr together into the log, in its own process group so a
 // timeout (60 s unless set) kills the driver and its cc1plus/as alike. A compile error, a
-// timeout or a compiler killed by a signal is a result (ok == false, log line 1 says why:
-// "x86-64-v3: candidate.cc:3:12: error: expected ';' before '}' token"); an environment
-// that cannot compile at all (no compiler, no temporary folder, a compiler that "succeeds"
-// without writing an ELF shared object) throws EnvironmentError; an unknown ISA level throws
-// UserError. Diagnostics name the file request.name (a #line directive), never the temporary
-// folder, so logs are deterministic and cacheable.
+// timeout or a compiler killed by a signal is a result (ok == false, the log's line 1 says
+// why: "dense.cc:3:12: error: expected ';' before '}' token", "compiler timed out after
+// 60 s", "g++ exited with status 1"; then "-march=<level>:" and the full output); an
+// environment that cannot compile at all (no compiler, no temporary folder, a compiler
+// that "succeeds" without writing an ELF shared object) throws EnvironmentError; an unknown
+// ISA level throws UserError. Diagnostics name the file request.name (a #line directive),
+// never the temporary folder, so logs are deterministic and cacheable.
 //
-// Compiler start-up (parsing <immintrin.h>, ~0.8 s of a 1.3 s g++ compile) dominates small
+// Compiler start-up (g++ 12 here: 0.35 s for one small AVX2 micro-kernel, 0.43 s for eight
+// in one TU, 2.8 s for eight alone; clang++ 14: 0.20 / 0.24 / 1.6 s) dominates small
 // candidates, so compile_batch puts many requests into ONE translation unit and ONE shared
 // object per level. What a batched source must obey, because all of them share one TU:
 //   - its extern "C" entry names are its own (no two requests in a batch define the same);
@@ -42,7 +47,9 @@
 // Caching: fingerprint() names the compiler path, its `--version` line and the fixed flags;
 // with the request (source, options, archs, name) that decides the output, so
 // CachingCompiler(CxxCompiler&, fingerprint(), dir) caches compile() unchanged. Timeouts are
-// results too and CachingCompiler caches them like compile errors.
+// results too and CachingCompiler caches them like compile errors (a loaded machine can
+// make one stick). compile_batch bypasses CachingCompiler, which has no batch entry yet (it
+// would look each request up, batch the misses, and store each result under its own key).
 //
 // Thread-safe: nothing changes after construction; every compile has its own folder.
 #pragma once
