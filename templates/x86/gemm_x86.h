@@ -1,0 +1,494 @@
+// gemm_x86.h: the shared core of the x86 fp32 GEMM templates (BLIS structure): vector traits in,
+// tunables (Params) in, one thread's region of C out. Op front ends (ops_x86.h) map dense,
+// batch_matmul and conv2d onto it; read ops_x86.h's opening comment first for the API.
+//
+// Guided tour, innermost first:
+//   micro_kernel   MR x NR register tile of C, MR*NR/W vector accumulators, fed per k by NR/W
+//                  vector loads of a packed B row and MR broadcasts of A (packed: one column of
+//                  an MR-row panel; direct: MR row pointers into A). The k loop never checks
+//                  bounds: panels are zero-padded to whole MR / NR. Only the final store is
+//                  guarded (rows by `r < m`, columns by masked partial stores). The first K block
+//                  overwrites C, later ones add to it, and the last one applies the fused
+//                  epilogue (bias, relu or GELU) in the same store.
+//   pack_*         operand accessors (AMatrixMK/KM, AConvNHWC, BMatrixNK/KN) pack an MR-row
+//                  A panel (dst[k*MR + i]) or an NR-column B panel (dst[k*NR + j]) for
+//                  k in [k0, k0+kc), zero-filling rows/columns past the operand's edge.
+//   gemm_region    the blocking loops over one thread's rectangle [m0,m1) x [n0,n1) of C:
+//                    jc (NC) > pc (KC) > pack B block > ic (MC) > pack A block >
+//                    LOOP_ORDER 0: jr (NR) > ir (MR)   (B micro-panel stays in L1)
+//                    LOOP_ORDER 1: ir (MR) > jr (NR)   (A micro-panel stays in L1)
+//                  with packing buffers from this thread's Scratch (thread_local, 64-byte
+//                  aligned, grown on demand, never freed before the thread ends).
+//   split_threads  how rt->threads workers tile C: tm row bands x tn column bands, each a
+//                  private region (no shared panels, no barrier but the parallel_for's return).
+//
+// Everything is a template on the traits (Avx2, Avx512) and on Params, so a translation unit can
+// hold many candidates; nothing here has external state except the per-thread Scratch.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+
+#include "dietcode_cpu.h"
+#include "microkernel_avx2.h"
+#ifdef __AVX512F__
+#include "microkernel_avx512.h"
+#endif
+
+namespace dc_x86 {
+
+// The fused epilogue; the values are the EPILOGUE numbers of the CUDA templates.
+enum class Epilogue : int { kNone = 0, kBias = 1, kRelu = 2, kBiasRelu = 3, kGelu = 4, kBiasGelu = 5 };
+
+enum class Isa : int { kAvx2 = 0, kAvx512 = 1 };
+
+constexpr bool has_bias(Epilogue e) {
+  return e == Epilogue::kBias || e == Epilogue::kBiasRelu || e == Epilogue::kBiasGelu;
+}
+constexpr bool has_relu(Epilogue e) { return e == Epilogue::kRelu || e == Epilogue::kBiasRelu; }
+constexpr bool has_gelu(Epilogue e) { return e == Epilogue::kGelu || e == Epilogue::kBiasGelu; }
+
+// The tunables of one candidate; see ops_x86.h for the legal values.
+template <int MR_ = 6, int NR_ = 16, int KC_ = 256, int MC_ = 72, int NC_ = 3072, int LOOP_ORDER_ = 0,
+          int THREADS_M_ = 0, int PACK_A_ = 1, int PREFETCH_ = 0, int UNROLL_ = 4,
+          Isa ISA_ = Isa::kAvx2>
+struct Params {
+  static constexpr int MR = MR_, NR = NR_, KC = KC_, MC = MC_, NC = NC_;
+  static constexpr int LOOP_ORDER = LOOP_ORDER_, THREADS_M = THREADS_M_, PACK_A = PACK_A_;
+  static constexpr int PREFETCH = PREFETCH_, UNROLL = UNROLL_;
+  static constexpr Isa ISA = ISA_;
+};
+
+template <Isa>
+struct IsaTraits;
+template <>
+struct IsaTraits<Isa::kAvx2> {
+  using type = Avx2;
+};
+#ifdef __AVX512F__
+template <>
+struct IsaTraits<Isa::kAvx512> {
+  using type = Avx512;
+};
+#endif
+
+// Compile-time checks of a Params against the ISA; a failing candidate does not compile.
+template <class I, class P>
+struct CheckParams {
+  static constexpr int NV = P::NR / I::W;
+  static_assert(P::MR >= 1 && P::MR <= 32, "MR in [1, 32]");
+  static_assert(P::NR >= I::W && P::NR % I::W == 0, "NR must be a positive multiple of the vector width");
+  static_assert(P::MR * NV + NV + 1 <= I::kRegs,
+                "MR*NR/W accumulators + NR/W B vectors + 1 broadcast must fit the vector registers");
+  static_assert(P::KC >= 1, "KC >= 1");
+  static_assert(P::MC >= P::MR && P::MC % P::MR == 0, "MC must be a positive multiple of MR");
+  static_assert(P::NC >= P::NR && P::NC % P::NR == 0, "NC must be a positive multiple of NR");
+  static_assert(P::LOOP_ORDER == 0 || P::LOOP_ORDER == 1, "LOOP_ORDER is 0 or 1");
+  static_assert(P::THREADS_M >= 0, "THREADS_M >= 0 (0: automatic)");
+  static_assert(P::PACK_A == 0 || P::PACK_A == 1, "PACK_A is 0 or 1");
+  static_assert(P::PREFETCH >= 0 && P::PREFETCH <= 64, "PREFETCH in [0, 64] k steps");
+  static_assert(P::UNROLL >= 1 && P::UNROLL <= 16, "UNROLL in [1, 16]");
+  static constexpr bool ok = true;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Epilogue activation on one vector.
+
+// GELU, tanh form: 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+// The right-hand form has no cancellation for negative x and needs one exp and one division.
+template <class I>
+inline typename I::V gelu(typename I::V x) {
+  using V = typename I::V;
+  const V x2 = I::mul(x, x);
+  const V t = I::fma(x2, I::set1(0.044715f), I::set1(1.0f));
+  const V z = I::mul(I::mul(x, t), I::set1(-1.5957691216057308f));  // -2 sqrt(2/pi)
+  return I::div(x, I::add(I::set1(1.0f), I::exp(z)));
+}
+
+template <class I, Epilogue E>
+inline typename I::V activate(typename I::V x) {
+  if constexpr (has_relu(E)) return I::max(x, I::zero());
+  if constexpr (has_gelu(E)) return gelu<I>(x);
+  return x;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The micro-kernel: C[0:m, 0:n] (+)= A panel . B panel over kc, m <= MR, n <= NR.
+//   a        PACK_A: packed panel, A(r,k) = a[k*MR + r]; else row-major, A(r,k) = a[r*lda + k]
+//            (rows r >= m are clamped to m-1 and their results dropped).
+//   b        packed panel, B(k,j) = b[k*NR + j], aligned to the vector size.
+//   first    overwrite C (else add to it); last: apply the epilogue (bias points at column 0).
+template <class I, class P, bool PACKED_A, Epilogue E>
+__attribute__((always_inline)) inline void micro_kernel(long kc, const float* __restrict a, long lda,
+                                                        const float* __restrict b, float* c, long ldc,
+                                                        int m, int n, bool first, bool last,
+                                                        const float* bias) {
+  using V = typename I::V;
+  constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W, U = P::UNROLL, PF = P::PREFETCH;
+  V acc[MR][NV];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = I::zero();
+
+  const float* arow[PACKED_A ? 1 : MR];
+  if constexpr (!PACKED_A) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) arow[r] = a + long(r < m ? r : m - 1) * lda;
+  }
+  if constexpr (PF > 0) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+      if (r < m) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+  }
+
+  long k = 0;
+  for (; k + U <= kc; k += U) {
+#pragma GCC unroll 16
+    for (int u = 0; u < U; ++u) {
+      const float* bk = b + (k + u) * NR;
+      if constexpr (PF > 0) {
+        _mm_prefetch(reinterpret_cast<const char*>(bk + PF * NR), _MM_HINT_T0);
+        if constexpr (PACKED_A)
+          if ((u * MR * 4) % 64 < MR * 4)  // about one A prefetch per cache line
+            _mm_prefetch(reinterpret_cast<const char*>(a + (k + u + PF) * MR), _MM_HINT_T0);
+      }
+      V bv[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) bv[v] = I::load(bk + v * W);
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r) {
+        const V av = PACKED_A ? I::broadcast(a + (k + u) * MR + r) : I::broadcast(arow[r] + k + u);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
+      }
+    }
+  }
+  for (; k < kc; ++k) {
+    const float* bk = b + k * NR;
+    V bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = I::load(bk + v * W);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      const V av = PACKED_A ? I::broadcast(a + k * MR + r) : I::broadcast(arow[r] + k);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
+    }
+  }
+
+  // The store, fully unrolled so the accumulators stay in registers (GCC spills them all
+  // otherwise, see DESIGN.md).
+  V bias_v[NV];
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) bias_v[v] = I::zero();
+  if constexpr (has_bias(E)) {
+    if (last) {
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const int cols = n - v * W;
+        bias_v[v] = cols >= W ? I::loadu(bias + v * W)
+                              : cols > 0 ? I::load_partial(bias + v * W, cols) : I::zero();
+      }
+    }
+  }
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+    if (r < m) {
+      float* cr = c + r * ldc;
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const int cols = n - v * W;
+        V x = acc[r][v];
+        if (cols >= W) {
+          if (!first) x = I::add(x, I::loadu(cr + v * W));
+          if (last) {
+            if constexpr (has_bias(E)) x = I::add(x, bias_v[v]);
+            x = activate<I, E>(x);
+          }
+          I::storeu(cr + v * W, x);
+        } else if (cols > 0) {
+          if (!first) x = I::add(x, I::load_partial(cr + v * W, cols));
+          if (last) {
+            if constexpr (has_bias(E)) x = I::add(x, bias_v[v]);
+            x = activate<I, E>(x);
+          }
+          I::store_partial(cr + v * W, x, cols);
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operands. An A accessor packs an MR-row panel: rows [i0, i0+mr) (mr <= MR; rows mr..MR-1 are
+// zero), reduction [k0, k0+kc), into dst[k*MR + r]. A B accessor packs an NR-column panel:
+// columns [j0, j0+nr), into dst[k*NR + j]. kDirect: the micro-kernel may read A rows in place
+// (PACK_A = 0), at row_ptr(i, k0) with row stride ld.
+
+// 8x8 transpose of rows src[r*ld .. +8] into dst[c*dst_ld + r] (AVX).
+inline void transpose8x8(const float* src, long ld, float* dst, long dst_ld) {
+  __m256 r0 = _mm256_loadu_ps(src + 0 * ld), r1 = _mm256_loadu_ps(src + 1 * ld);
+  __m256 r2 = _mm256_loadu_ps(src + 2 * ld), r3 = _mm256_loadu_ps(src + 3 * ld);
+  __m256 r4 = _mm256_loadu_ps(src + 4 * ld), r5 = _mm256_loadu_ps(src + 5 * ld);
+  __m256 r6 = _mm256_loadu_ps(src + 6 * ld), r7 = _mm256_loadu_ps(src + 7 * ld);
+  __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  _mm256_storeu_ps(dst + 0 * dst_ld, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(dst + 1 * dst_ld, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(dst + 2 * dst_ld, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(dst + 3 * dst_ld, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(dst + 4 * dst_ld, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(dst + 5 * dst_ld, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(dst + 6 * dst_ld, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_storeu_ps(dst + 7 * dst_ld, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
+// Rows of `src` (count rows, each k-contiguous from src + r*ld) into columns of a panel
+// dst[k*DLD + r], k in [0, kc), for r < rows; columns rows..DLD-1 of the panel are zeroed.
+template <int DLD>
+inline void pack_k_contiguous(const float* src, long ld, int rows, long kc, float* dst) {
+  int r = 0;
+  for (; r + 8 <= rows; r += 8) {
+    long k = 0;
+    for (; k + 8 <= kc; k += 8) transpose8x8(src + r * ld + k, ld, dst + k * DLD + r, DLD);
+    for (; k < kc; ++k)
+      for (int rr = r; rr < r + 8; ++rr) dst[k * DLD + rr] = src[rr * ld + k];
+  }
+  if (r < DLD) {
+    for (long k = 0; k < kc; ++k) {
+      float* d = dst + k * DLD;
+      for (int rr = r; rr < DLD; ++rr) d[rr] = rr < rows ? src[rr * ld + k] : 0.0f;
+    }
+  }
+}
+
+// Rows src + k*ld (contiguous along the panel's columns) into dst[k*DLD + j], j < cols, rest 0.
+template <int DLD>
+inline void pack_mn_contiguous(const float* src, long ld, int cols, long kc, float* dst) {
+  for (long k = 0; k < kc; ++k) {
+    const float* s = src + k * ld;
+    float* d = dst + k * DLD;
+    if (cols == DLD) {
+      for (int j = 0; j < DLD; ++j) d[j] = s[j];
+    } else {
+      int j = 0;
+      for (; j < cols; ++j) d[j] = s[j];
+      for (; j < DLD; ++j) d[j] = 0.0f;
+    }
+  }
+}
+
+// A stored [M][K] (row i at p + i*ld, K-contiguous): dense X, batch_matmul A without transpose.
+struct AMatrixMK {
+  const float* p;
+  long ld;
+  static constexpr bool kDirect = true;
+  const float* row_ptr(long i, long k0) const { return p + i * ld + k0; }
+  template <int MR>
+  void pack(long i0, int mr, long k0, long kc, float* dst) const {
+    pack_k_contiguous<MR>(p + i0 * ld + k0, ld, mr, kc, dst);
+  }
+};
+
+// A stored [K][M] (transpose_a): A(i,k) = p[k*ld + i].
+struct AMatrixKM {
+  const float* p;
+  long ld;
+  static constexpr bool kDirect = false;
+  const float* row_ptr(long, long) const { return nullptr; }
+  template <int MR>
+  void pack(long i0, int mr, long k0, long kc, float* dst) const {
+    pack_mn_contiguous<MR>(p + k0 * ld + i0, ld, mr, kc, dst);
+  }
+};
+
+// B stored [N][K] (K-contiguous: dense W, batch_matmul B with transpose_b, conv2d KRSC weights).
+struct BMatrixNK {
+  const float* p;
+  long ld;
+  template <int NR>
+  void pack(long j0, int nr, long k0, long kc, float* dst) const {
+    pack_k_contiguous<NR>(p + j0 * ld + k0, ld, nr, kc, dst);
+  }
+};
+
+// B stored [K][N] (batch_matmul B without transpose): B(k,j) = p[k*ld + j].
+struct BMatrixKN {
+  const float* p;
+  long ld;
+  template <int NR>
+  void pack(long j0, int nr, long k0, long kc, float* dst) const {
+    pack_mn_contiguous<NR>(p + k0 * ld + j0, ld, nr, kc, dst);
+  }
+};
+
+// conv2d implicit GEMM A: row i = output pixel (n, p, q) = ((n*P + p)*Q + q), reduction index
+// kk = (r*S + s)*C + c (the KRSC weight order). Packs straight from the NHWC input; taps in the
+// padding are zeros.
+struct AConvNHWC {
+  const float* p;  // the NHWC input
+  int H, W, C, R, S, P, Q, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
+  static constexpr bool kDirect = false;
+  const float* row_ptr(long, long) const { return nullptr; }
+  template <int MR>
+  void pack(long i0, int mr, long k0, long kc, float* dst) const {
+    for (int r = 0; r < MR; ++r) {
+      if (r >= mr) {
+        for (long k = 0; k < kc; ++k) dst[k * MR + r] = 0.0f;
+        continue;
+      }
+      const long i = i0 + r;
+      const long oq = i % Q, opq = i / Q, op = opq % P, on = opq / P;
+      const long h0 = op * stride_h - pad_h, w0 = oq * stride_w - pad_w;
+      const float* img = p + on * long(H) * W * C;
+      long kk = k0;
+      int c = int(kk % C);
+      long rs = kk / C;
+      int fs = int(rs % S), fr = int(rs / S);
+      long k = 0;
+      while (k < kc) {
+        const long run = std::min<long>(C - c, kc - k);
+        const long h = h0 + long(fr) * dil_h, w = w0 + long(fs) * dil_w;
+        if (h >= 0 && h < H && w >= 0 && w < W) {
+          const float* s = img + (h * W + w) * C + c;
+          for (long t = 0; t < run; ++t) dst[(k + t) * MR + r] = s[t];
+        } else {
+          for (long t = 0; t < run; ++t) dst[(k + t) * MR + r] = 0.0f;
+        }
+        k += run;
+        c = 0;
+        if (++fs == S) fs = 0, ++fr;
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Per-thread scratch for the packed panels: 64-byte aligned, grown on demand, reused by every
+// later call on this thread (any candidate, any op), freed when the thread ends.
+struct Scratch {
+  float* p = nullptr;
+  size_t bytes = 0;
+  ~Scratch() { std::free(p); }
+  float* get(size_t need_bytes) {
+    if (need_bytes > bytes) {
+      std::free(p);
+      const size_t grown = std::max(need_bytes, bytes + bytes / 2);
+      bytes = (grown + 4095) & ~size_t(4095);
+      p = static_cast<float*>(std::aligned_alloc(64, bytes));
+      if (!p) bytes = 0;
+    }
+    return p;
+  }
+};
+inline Scratch& thread_scratch() {
+  static thread_local Scratch scratch;
+  return scratch;
+}
+
+constexpr long round_up(long x, long to) { return (x + to - 1) / to * to; }
+constexpr long ceil_div(long x, long to) { return (x + to - 1) / to; }
+
+// ---------------------------------------------------------------------------------------------
+// One thread's rectangle [m0,m1) x [n0,n1) of C = epilogue(A . B (+ bias)), full K.
+// Returns 0, or 1 when the scratch cannot be allocated.
+template <class I, class P, Epilogue E, class AOp, class BOp>
+int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ldc, long K, long m0,
+                long m1, long n0, long n1) {
+  static_assert(CheckParams<I, P>::ok, "");
+  constexpr int MR = P::MR, NR = P::NR, KC = P::KC, MC = P::MC, NC = P::NC;
+  constexpr bool kPackA = P::PACK_A || !AOp::kDirect;
+  if (m1 <= m0 || n1 <= n0) return 0;
+  const long kc_max = std::max<long>(1, std::min<long>(KC, K));
+  const long nc_max = std::min<long>(NC, round_up(n1 - n0, NR));
+  const long mc_max = std::min<long>(MC, round_up(m1 - m0, MR));
+  const size_t b_floats = size_t(round_up(kc_max * nc_max, 16));
+  const size_t a_floats = kPackA ? size_t(round_up(kc_max * mc_max, 16)) : 0;
+  float* buf = thread_scratch().get((b_floats + a_floats) * sizeof(float));
+  if (!buf) return 1;
+  float* bpack = buf;
+  float* apack = buf + b_floats;
+
+  for (long jc = n0; jc < n1; jc += NC) {
+    const long nc = std::min<long>(NC, n1 - jc);
+    long pc = 0;
+    do {  // at least once: K == 0 still writes epilogue(bias)
+      const long kc = std::min<long>(KC, K - pc);
+      const bool first = pc == 0, last = pc + kc >= K;
+      for (long jr = 0; jr < nc; jr += NR)
+        B.template pack<NR>(jc + jr, int(std::min<long>(NR, nc - jr)), pc, kc, bpack + jr * kc);
+      for (long ic = m0; ic < m1; ic += MC) {
+        const long mc = std::min<long>(MC, m1 - ic);
+        if constexpr (kPackA)
+          for (long ir = 0; ir < mc; ir += MR)
+            A.template pack<MR>(ic + ir, int(std::min<long>(MR, mc - ir)), pc, kc, apack + ir * kc);
+        auto tile = [&](long ir, long jr) {
+          const int m = int(std::min<long>(MR, mc - ir)), n = int(std::min<long>(NR, nc - jr));
+          const float* a;
+          long lda = 0;
+          if constexpr (kPackA) {
+            a = apack + ir * kc;
+          } else {
+            a = A.row_ptr(ic + ir, pc);
+            lda = A.ld;
+          }
+          micro_kernel<I, P, kPackA, E>(kc, a, lda, bpack + jr * kc, C + (ic + ir) * ldc + jc + jr,
+                                        ldc, m, n, first, last, bias ? bias + jc + jr : nullptr);
+        };
+        if constexpr (P::LOOP_ORDER == 0) {
+          for (long jr = 0; jr < nc; jr += NR)
+            for (long ir = 0; ir < mc; ir += MR) tile(ir, jr);
+        } else {
+          for (long ir = 0; ir < mc; ir += MR)
+            for (long jr = 0; jr < nc; jr += NR) tile(ir, jr);
+        }
+      }
+      pc += kc;
+    } while (pc < K);
+  }
+  return 0;
+}
+
+// How `threads` workers tile an M x N output: tm row bands x tn column bands, tm * tn == threads.
+// THREADS_M > 0 asks for the largest divisor of threads <= THREADS_M; 0 picks the split with the
+// least modelled time per thread (padded FMA work plus packing, which each band repeats).
+inline void split_threads(int threads, int threads_m, long M, long N, long K, int MR, int NR, int NC,
+                          int* tm_out, int* tn_out) {
+  int best_tm = 1;
+  if (threads_m > 0) {
+    for (int tm = 1; tm <= std::min(threads, threads_m); ++tm)
+      if (threads % tm == 0) best_tm = tm;
+  } else {
+    double best = 1e300;
+    for (int tm = 1; tm <= threads; ++tm) {
+      if (threads % tm) continue;
+      const int tn = threads / tm;
+      const double mb = double(round_up(ceil_div(M, tm), MR)), nb = double(round_up(ceil_div(N, tn), NR));
+      const double fma = mb * nb * double(K);
+      const double pack = 16.0 * double(K) * (nb + mb * double(ceil_div(long(nb), NC)));
+      if (fma + pack < best) best = fma + pack, best_tm = tm;
+    }
+  }
+  *tm_out = best_tm;
+  *tn_out = threads / best_tm;
+}
+
+// Band b of `count` bands over [0, extent) in units of `unit` (balanced, unit-aligned).
+inline void band(long extent, int count, int b, long unit, long* lo, long* hi) {
+  const long units = ceil_div(extent, unit);
+  *lo = std::min(extent, units * b / count * unit);
+  *hi = std::min(extent, units * (b + 1) / count * unit);
+}
+
+}  // namespace dc_x86

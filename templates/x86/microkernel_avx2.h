@@ -1,0 +1,75 @@
+// Avx2: the AVX2+FMA vector traits (__m256, 8 floats, 16 ymm registers) the shared micro-kernel
+// of gemm_x86.h is written against. Needs -mavx2 -mfma (-march=x86-64-v3 or later).
+//
+// Every operation the micro-kernel, the packing and the epilogue use is a static member here,
+// so the AVX-512 twin (microkernel_avx512.h) is the same list over __m512. Partial loads and
+// stores take a count n in [0, W] of leading lanes; lanes past n are neither read nor written
+// (maskload/maskstore), which is what makes edge tiles safe next to guard zones.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#if !defined(__AVX2__) || !defined(__FMA__)
+#error "microkernel_avx2.h needs -mavx2 -mfma (e.g. -march=x86-64-v3)"
+#endif
+
+namespace dc_x86 {
+
+struct Avx2 {
+  using V = __m256;
+  static constexpr int W = 8;       // floats per vector
+  static constexpr int kRegs = 16;  // architectural vector registers (the MR/NR budget)
+  static constexpr const char* kName = "avx2";
+
+  static inline V zero() { return _mm256_setzero_ps(); }
+  static inline V set1(float x) { return _mm256_set1_ps(x); }
+  static inline V load(const float* p) { return _mm256_load_ps(p); }  // 32-byte aligned
+  static inline V loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static inline void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static inline V broadcast(const float* p) { return _mm256_broadcast_ss(p); }
+  static inline V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  // acc += a * b in place (vfmadd231ps). Inline asm because GCC 12, free to pick the 132/213
+  // forms, lets accumulators wander between registers in the unrolled k loop and spills some;
+  // a tied operand keeps each accumulator in one register for the whole loop.
+  static inline void fma_acc(V& acc, V a, V b) {
+    __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+x"(acc) : [a] "x"(a), [b] "x"(b));
+  }
+  static inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static inline V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static inline V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static inline V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static inline V min(V a, V b) { return _mm256_min_ps(a, b); }
+
+  static inline __m256i mask(int n) {
+    alignas(32) static const int32_t kTable[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                   0,  0,  0,  0,  0,  0,  0,  0};
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kTable + 8 - n));
+  }
+  static inline V load_partial(const float* p, int n) { return _mm256_maskload_ps(p, mask(n)); }
+  static inline void store_partial(float* p, V v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
+
+  // e^x, Cephes' expf polynomial after reduction by round-to-nearest(x log2 e): ~2 ulp on
+  // [-87, 88]; saturates at e^-87.3 below and e^88 above (enough for the GELU below).
+  static inline V exp(V x) {
+    x = _mm256_min_ps(x, _mm256_set1_ps(88.0f));
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
+    const V fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+    x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+    V y = _mm256_set1_ps(1.9875691500E-4f);
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+    y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+    y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+    const __m256i n = _mm256_slli_epi32(
+        _mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(y, _mm256_castsi256_ps(n));
+  }
+};
+
+}  // namespace dc_x86

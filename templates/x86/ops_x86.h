@@ -1,0 +1,180 @@
+// ops_x86.h: the x86-64 fp32 operator templates of dietcode (dense, batch_matmul, conv2d) on one
+// BLIS-style GEMM core. Header-only C++17; the tuner and the pack compile many candidates into
+// one translation unit with the system g++ (-O2/-O3 -march=x86-64-v3 for Isa::kAvx2,
+// -march=x86-64-v4 for Isa::kAvx512) and -I <repo>/templates.
+//
+// Guided tour
+//   dietcode_cpu.h        the C contract: DietcodeCpuRuntime (threads + parallel_for), the kernel
+//                         signature DietcodeCpuKernelFn.
+//   microkernel_avx2.h    Avx2 vector traits (__m256, W = 8, 16 registers, masked edges, exp).
+//   microkernel_avx512.h  Avx512 traits (__m512, W = 16, 32 registers), only under __AVX512F__.
+//   gemm_x86.h            Params, Epilogue, the MR x NR micro-kernel, packing, blocking loops,
+//                         the thread split. Its opening comment explains the loop nest.
+//   ops_x86.h             this file: run<OP, EPI, PARAMS, STATIC_N, STATIC_K>(args, rt).
+//   serial_runtime.h      SerialRuntime and SimpleThreadPool, for tests and benchmarks.
+//
+// A candidate (the whole code-generation contract):
+//
+//   #include "x86/ops_x86.h"
+//   extern "C" int dc_cand_0(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+//     return dc_x86::run<dc_x86::OpKind::kDense, dc_x86::Epilogue::kBiasGelu,
+//                        dc_x86::Params<6, 16, 256, 72, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx2>,
+//                        768, 768>(a, rt);
+//   }
+//
+// run<OP, EPI, P, STATIC_N = 0, STATIC_K = 0>(const DietcodeArgs*, const DietcodeCpuRuntime*)
+//   OP   OpKind::kDense            Y[M,N] = X[M,K] . W[N,K]^T; a = X, b = W; batch ignored (1).
+//        OpKind::kBatchMatmulNN    C[b] = A[b] . B[b], A stored [M][K], B stored [K][N]
+//        OpKind::kBatchMatmulTN    A stored [K][M] (transpose_a)
+//        OpKind::kBatchMatmulNT    B stored [N][K] (transpose_b)
+//        OpKind::kBatchMatmulTT    both; batch elements at a + i*stride_a, b + i*stride_b,
+//                                  c + i*stride_c (elements); C[b] is [M][N] row-major.
+//        OpKind::kConv2d           NHWC input X[n,h,w,c] (a), KRSC weights (b), Y[n,p,q,k] (c);
+//                                  geometry from the conv_* / stride / pad / dilation fields
+//                                  (args->m/n/k are not read). GEMM: M = N*P*Q, N = K filters,
+//                                  K = R*S*C. A is packed straight from the input.
+//   EPI  Epilogue::kNone, kBias, kRelu, kBiasRelu, kGelu, kBiasGelu (= EPILOGUE 0..5 of the CUDA
+//        templates). Bias: args->bias, N floats (per filter for conv2d), required iff EPI has
+//        one. GELU is the tanh form, computed as x / (1 + exp(-2u)) with a vector exp (~1e-7
+//        relative to the scalar formula).
+//   P    Params<MR, NR, KC, MC, NC, LOOP_ORDER, THREADS_M, PACK_A, PREFETCH, UNROLL, ISA>, every
+//        argument defaulted (Params<> = 6,16,256,72,3072,0,0,1,0,4,kAvx2). Let W = 8 (kAvx2) or
+//        16 (kAvx512), R = 16 or 32 registers.
+//          MR          rows of the register tile, 1..32, and MR*(NR/W) + NR/W + 1 <= R
+//                      (AVX2: 6x16, 4x24, 3x32, 8x8, 14x8, 1x8 ...; AVX-512: 14x32, 6x64 ...)
+//          NR          columns, a multiple of W
+//          KC          K block, >= 1 (any value; K need not be a multiple)
+//          MC          M block, a multiple of MR
+//          NC          N block, a multiple of NR
+//          LOOP_ORDER  0: jr outer, ir inner (B micro-panel in L1); 1: ir outer, jr inner
+//          THREADS_M   row bands of the thread grid: 0 automatic (cost model), else the largest
+//                      divisor of rt->threads <= THREADS_M (the rest split N)
+//          PACK_A      1 pack A panels; 0 read A rows in place (dense and batch_matmul NN/NT
+//                      only; TN and conv2d pack regardless)
+//          PREFETCH    0 none, else software prefetch of the packed panels this many k steps
+//                      ahead (and of the C tile), 1..64
+//          UNROLL      k-loop unroll, 1..16 (K remainders handled; no divisibility needed)
+//          ISA         Isa::kAvx2, or Isa::kAvx512 (only compiles under -mavx512f)
+//        A Params that breaks a constraint fails to compile with a static_assert message.
+//   STATIC_N, STATIC_K   0 = read from args; else the compile-time N and K of the GEMM (for
+//        conv2d: N = filters, K = R*S*C). run returns 2 when args disagree with them.
+// Returns 0; 1 when packing scratch cannot be allocated; 2 on a static-dimension mismatch;
+// 3 on a malformed problem (negative sizes, missing bias). M = 0 or N = 0 writes nothing;
+// K = 0 writes epilogue(bias).
+//
+// Threads: the output is tiled into tm x tn private regions (Params::THREADS_M) and handed to
+// rt->parallel_for as tm*tn tasks (batch_matmul with batch >= threads: one task per batch
+// element). Each worker packs into its own thread_local scratch; no panel is shared, so the
+// only synchronisation is parallel_for's return.
+#pragma once
+
+#include <type_traits>
+
+#include "gemm_x86.h"
+
+namespace dc_x86 {
+
+enum class OpKind : int {
+  kDense = 0,
+  kBatchMatmulNN = 1,
+  kBatchMatmulTN = 2,
+  kBatchMatmulNT = 3,
+  kBatchMatmulTT = 4,
+  kConv2d = 5,
+};
+
+namespace detail {
+
+template <class I, class P, Epilogue E, class AOp, class BOp>
+struct GemmJob {
+  AOp a;
+  BOp b;
+  const float* bias;
+  float* c;
+  long M, N, K, ldc;
+  long stride_a, stride_b, stride_c;  // batch element offsets (elements)
+  int tm, tn;                         // the region grid of one batch element
+  int error = 0;
+
+  static void task(void* ctx, int t, int /*worker*/) {
+    GemmJob& j = *static_cast<GemmJob*>(ctx);
+    const int regions = j.tm * j.tn;
+    const long batch = t / regions;
+    const int region = t % regions;
+    long m0, m1, n0, n1;
+    band(j.M, j.tm, region / j.tn, P::MR, &m0, &m1);
+    band(j.N, j.tn, region % j.tn, P::NR, &n0, &n1);
+    AOp a = j.a;
+    BOp b = j.b;
+    a.p += batch * j.stride_a;
+    b.p += batch * j.stride_b;
+    if (gemm_region<I, P, E>(a, b, j.bias, j.c + batch * j.stride_c, j.ldc, j.K, m0, m1, n0, n1))
+      __atomic_store_n(&j.error, 1, __ATOMIC_RELAXED);
+  }
+};
+
+template <class I, class P, Epilogue E, class AOp, class BOp>
+int launch(const DietcodeCpuRuntime* rt, const AOp& a, const BOp& b, const float* bias, float* c,
+           long batch, long M, long N, long K, long stride_a, long stride_b, long stride_c) {
+  if (M == 0 || N == 0 || batch == 0) return 0;
+  const int threads = rt && rt->threads > 0 ? rt->threads : 1;
+  GemmJob<I, P, E, AOp, BOp> job{a, b, bias, c, M, N, K, N, stride_a, stride_b, stride_c, 1, 1};
+  if (batch < threads) split_threads(threads, P::THREADS_M, M, N, K, P::MR, P::NR, P::NC, &job.tm, &job.tn);
+  const long tasks = batch * job.tm * job.tn;
+  if (tasks > 0x7fffffff) return 3;
+  if (rt && rt->parallel_for && threads > 1 && tasks > 1)
+    rt->parallel_for(rt->pool, int(tasks), &GemmJob<I, P, E, AOp, BOp>::task, &job);
+  else
+    for (long t = 0; t < tasks; ++t) GemmJob<I, P, E, AOp, BOp>::task(&job, int(t), 0);
+  return job.error;
+}
+
+}  // namespace detail
+
+template <OpKind OP, Epilogue EPI, class P = Params<>, long STATIC_N = 0, long STATIC_K = 0>
+int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
+  using I = typename IsaTraits<P::ISA>::type;
+  static_assert(CheckParams<I, P>::ok, "");
+  static_assert(STATIC_N >= 0 && STATIC_K >= 0, "static dimensions are >= 0 (0: dynamic)");
+  const float* bias = static_cast<const float*>(args->bias);
+  if (has_bias(EPI) && !bias) return 3;
+  if (!has_bias(EPI)) bias = nullptr;
+  float* c = static_cast<float*>(args->c);
+
+  if constexpr (OP == OpKind::kConv2d) {
+    const long M = long(args->conv_n) * args->conv_p * args->conv_q;
+    const long N = STATIC_N ? STATIC_N : args->conv_k;
+    const long K = STATIC_K ? STATIC_K : long(args->conv_r) * args->conv_s * args->conv_c;
+    if (STATIC_N && args->conv_k != STATIC_N) return 2;
+    if (STATIC_K && long(args->conv_r) * args->conv_s * args->conv_c != STATIC_K) return 2;
+    if (M < 0 || N < 0 || K < 0 || args->conv_c <= 0 || args->conv_s <= 0) return M == 0 ? 0 : 3;
+    AConvNHWC a{static_cast<const float*>(args->a),
+                args->conv_h, args->conv_w, args->conv_c, args->conv_r, args->conv_s,
+                args->conv_p, args->conv_q, args->stride_h, args->stride_w, args->pad_h,
+                args->pad_w, args->dilation_h, args->dilation_w};
+    BMatrixNK b{static_cast<const float*>(args->b), K};
+    return detail::launch<I, P, EPI>(rt, a, b, bias, c, 1, M, N, K, 0, 0, 0);
+  } else {
+    const long M = args->m;
+    const long N = STATIC_N ? STATIC_N : args->n;
+    const long K = STATIC_K ? STATIC_K : args->k;
+    if ((STATIC_N && args->n != STATIC_N) || (STATIC_K && args->k != STATIC_K)) return 2;
+    if (M < 0 || N < 0 || K < 0) return 3;
+    const float* A = static_cast<const float*>(args->a);
+    const float* B = static_cast<const float*>(args->b);
+    constexpr bool ta = OP == OpKind::kBatchMatmulTN || OP == OpKind::kBatchMatmulTT;
+    constexpr bool tb = OP == OpKind::kDense || OP == OpKind::kBatchMatmulNT || OP == OpKind::kBatchMatmulTT;
+    const long batch = OP == OpKind::kDense ? 1 : args->batch;
+    if (batch < 0) return 3;
+    const long sa = OP == OpKind::kDense ? 0 : args->stride_a;
+    const long sb = OP == OpKind::kDense ? 0 : args->stride_b;
+    const long sc = OP == OpKind::kDense ? 0 : args->stride_c;
+    using AOp = std::conditional_t<ta, AMatrixKM, AMatrixMK>;
+    using BOp = std::conditional_t<tb, BMatrixNK, BMatrixKN>;
+    const AOp a{A, ta ? M : K};
+    const BOp b{B, tb ? K : N};
+    return detail::launch<I, P, EPI>(rt, a, b, bias, c, batch, M, N, K, sa, sb, sc);
+  }
+}
+
+}  // namespace dc_x86

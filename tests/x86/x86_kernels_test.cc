@@ -1,0 +1,151 @@
+// Correctness of the AVX2 x86 kernel templates (templates/x86/ops_x86.h) against a double
+// reference: every op, every epilogue, parameter sets from the defaults to the extremes, serial
+// and pooled runtimes, odd shapes at every tile edge, NaN canaries around and between outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <utility>
+
+#include "x86/ops_x86.h"
+#include "x86/serial_runtime.h"
+#include "x86_kernel_harness.h"
+
+namespace {
+
+using namespace dc_x86_test;
+using dc_x86::Epilogue;
+using dc_x86::OpKind;
+using dc_x86::Params;
+
+template <OpKind OP, int EPI, class P, long SN = 0, long SK = 0>
+int kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  return dc_x86::run<OP, Epilogue(EPI), P, SN, SK>(a, rt);
+}
+
+// The kernels of one parameter set: dense with every epilogue, the others with two each.
+template <class P>
+struct Kernels {
+  static DietcodeCpuKernelFn get(Op op, int epi) {
+    switch (op) {
+      case Op::kDense: {
+        static const DietcodeCpuKernelFn t[6] = {
+            kernel<OpKind::kDense, 0, P>, kernel<OpKind::kDense, 1, P>,
+            kernel<OpKind::kDense, 2, P>, kernel<OpKind::kDense, 3, P>,
+            kernel<OpKind::kDense, 4, P>, kernel<OpKind::kDense, 5, P>};
+        return t[epi];
+      }
+      case Op::kBmmNN: return epi == 0 ? kernel<OpKind::kBatchMatmulNN, 0, P> : kernel<OpKind::kBatchMatmulNN, 5, P>;
+      case Op::kBmmTN: return epi == 0 ? kernel<OpKind::kBatchMatmulTN, 0, P> : kernel<OpKind::kBatchMatmulTN, 5, P>;
+      case Op::kBmmNT: return epi == 0 ? kernel<OpKind::kBatchMatmulNT, 0, P> : kernel<OpKind::kBatchMatmulNT, 5, P>;
+      case Op::kBmmTT: return epi == 0 ? kernel<OpKind::kBatchMatmulTT, 0, P> : kernel<OpKind::kBatchMatmulTT, 5, P>;
+      case Op::kConv2d: return epi == 3 ? kernel<OpKind::kConv2d, 3, P> : kernel<OpKind::kConv2d, 5, P>;
+    }
+    return nullptr;
+  }
+};
+
+std::vector<int> epilogues_for(Op op) {
+  if (op == Op::kDense) return {0, 1, 2, 3, 4, 5};
+  if (op == Op::kConv2d) return {3, 5};
+  return {0, 5};
+}
+
+// Checks one parameter set on every op with the serial runtime and a pool of `threads`.
+template <class P>
+void check_params(int threads) {
+  const Tiles tiles{P::MR, P::NR, P::KC, P::MC, P::NC};
+  dc_x86::SimpleThreadPool pool(threads);
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  int failures = 0;
+  for (Op op : {Op::kDense, Op::kBmmNN, Op::kBmmTN, Op::kBmmNT, Op::kBmmTT, Op::kConv2d}) {
+    const std::vector<Problem> shapes = op == Op::kConv2d ? conv_shapes() : gemm_shapes(op, tiles);
+    for (const Problem& p : shapes) {
+      Case c(p);
+      for (int epi : epilogues_for(op))
+        for (const DietcodeCpuRuntime* rt : {&serial, &pooled}) {
+          const std::string err = c.run_and_check(Kernels<P>::get(op, epi), epi, rt);
+          EXPECT_EQ(err, "") << "threads " << rt->threads;
+          if (!err.empty() && ++failures > 5) return;
+        }
+    }
+  }
+}
+
+// The defaults (Params<> = 6x16, KC 256, MC 72, NC 3072, loop 0, auto split, packed A).
+TEST(X86Kernels, Defaults) { check_params<Params<>>(3); }
+// The thinnest tile, tiny blocks (KC smaller than K almost always), no unroll.
+TEST(X86Kernels, Mr1Nr8TinyBlocks) { check_params<Params<1, 8, 16, 1, 8, 0, 0, 1, 0, 1>>(3); }
+// A read in place (PACK_A 0), loop order 1, prefetch, odd unroll, NR = 3 vectors.
+TEST(X86Kernels, DirectALoop1Prefetch) { check_params<Params<4, 24, 64, 8, 48, 1, 0, 0, 2, 3>>(3); }
+// The tallest AVX2 tile, all threads on M.
+TEST(X86Kernels, Mr14Nr8ThreadsM) { check_params<Params<14, 8, 32, 28, 16, 0, 3, 1, 8, 2>>(3); }
+// NR = 4 vectors, odd KC, THREADS_M 2 of 2 threads, direct A, unroll not dividing KC.
+TEST(X86Kernels, Nr32OddKc) { check_params<Params<2, 32, 17, 8, 64, 1, 2, 0, 0, 5>>(2); }
+// The large-problem candidate: 6x16, big blocks, prefetch, loop 1.
+TEST(X86Kernels, BigBlocksLoop1) { check_params<Params<6, 16, 384, 144, 768, 1, 1, 1, 16, 8>>(3); }
+
+TEST(X86Kernels, StaticDimsAgreeAndMismatchReturns2) {
+  using P = Params<6, 16, 64, 12, 96, 0, 0, 1, 4, 4>;
+  const DietcodeCpuRuntime rt = dc_x86::serial_runtime();
+  Case c(gemm(Op::kDense, 37, 96, 130));
+  EXPECT_EQ(c.run_and_check(kernel<OpKind::kDense, 5, P, 96, 130>, 5, &rt), "");
+  EXPECT_NE(c.run_and_check(kernel<OpKind::kDense, 5, P, 96, 128>, 5, &rt).find("returned 2"),
+            std::string::npos);
+  EXPECT_NE(c.run_and_check(kernel<OpKind::kDense, 5, P, 95, 130>, 5, &rt).find("returned 2"),
+            std::string::npos);
+  Case cv(conv(1, 7, 7, 3, 5, 3, 3, 1, 1, 1));
+  EXPECT_EQ(cv.run_and_check(kernel<OpKind::kConv2d, 3, P, 5, 27>, 3, &rt), "");
+}
+
+TEST(X86Kernels, MissingBiasReturns3) {
+  const DietcodeCpuRuntime rt = dc_x86::serial_runtime();
+  float x = 1, w = 1, y = 0;
+  DietcodeArgs a{};
+  a.a = &x, a.b = &w, a.c = &y, a.m = a.n = a.k = a.batch = 1;
+  EXPECT_EQ((kernel<OpKind::kDense, 1, Params<>>(&a, &rt)), 3);
+  EXPECT_EQ((kernel<OpKind::kDense, 0, Params<>>(&a, &rt)), 0);
+  EXPECT_EQ(y, 1.0f);
+}
+
+// A multi-block problem with many tasks per worker, batch >= threads (one task per batch).
+TEST(X86Kernels, BatchAtLeastThreads) {
+  using P = Params<6, 16, 32, 12, 32>;
+  dc_x86::SimpleThreadPool pool(3);
+  const DietcodeCpuRuntime rt = pool.runtime();
+  for (Op op : {Op::kBmmNN, Op::kBmmTT}) {
+    Case c(gemm(op, 29, 45, 70, 7, 11));
+    EXPECT_EQ(c.run_and_check(Kernels<P>::get(op, 5), 5, &rt), "");
+  }
+}
+
+TEST(X86Kernels, GeluMatchesScalarTanhForm) {
+  double worst = 0;
+  for (int i = -200000; i <= 200000; ++i) {
+    const float x = float(i) * 1e-4f * (i % 7 == 0 ? 3.0f : 1.0f);  // [-60, 60], dense near 0
+    alignas(32) float in[8], out[8];
+    for (int l = 0; l < 8; ++l) in[l] = x * (1.0f + 1e-3f * float(l));
+    _mm256_store_ps(out, dc_x86::gelu<dc_x86::Avx2>(_mm256_load_ps(in)));
+    for (int l = 0; l < 8; ++l) {
+      const double want = gelu_ref(in[l]);
+      // Relative 1e-6 down to x = -3 (GELU ~ -4e-3). Below, GELU(x) ~ x e^z with z ~ -x^3/12
+      // and a float z carries a relative error of 2^-24 |z| into the result whatever the
+      // implementation, so allow 1e-6 + 2^-22 |z|; and absolute 1e-30 where GELU leaves the
+      // float range (x < -9.3).
+      const double z = 1.5957691216057308 * (in[l] + 0.044715 * double(in[l]) * in[l] * in[l]);
+      const double rtol = in[l] >= -3 ? 1e-6 : 1e-6 + std::fabs(z) * 2.4e-7;
+      const double err = std::fabs(out[l] - want) / (std::fabs(want) + 1e-24);
+      if (in[l] >= -3) worst = std::max(worst, err);
+      ASSERT_LE(std::fabs(out[l] - want), rtol * std::fabs(want) + 1e-30)
+          << "x = " << in[l] << " got " << out[l] << " want " << want;
+      if (std::fabs(in[l]) <= 4) {  // the textbook formula agrees where it has no cancellation
+        const double tanh_form =
+            0.5 * in[l] * (1 + std::tanh(0.7978845608028654 * (in[l] + 0.044715 * std::pow(in[l], 3))));
+        ASSERT_LE(std::fabs(out[l] - tanh_form), 1e-6 * std::fabs(tanh_form) + 1e-7) << in[l];
+      }
+    }
+  }
+  RecordProperty("worst_relative_error_x_ge_minus3", std::to_string(worst));
+  EXPECT_LE(worst, 1e-6);
+}
+
+}  // namespace
