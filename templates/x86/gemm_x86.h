@@ -35,7 +35,11 @@
 
 #include "dietcode_cpu.h"
 #include "microkernel_avx2.h"
-#ifdef __AVX512F__
+// Avx512 exists when the TU is compiled for AVX-512F (-march=x86-64-v4), or when the includer
+// defines DC_X86_ENABLE_AVX512 and compiles the include under `#pragma GCC target("avx512f")`
+// (GCC 12 does not define __AVX512F__ for a target pragma).
+#if defined(__AVX512F__) || defined(DC_X86_ENABLE_AVX512)
+#define DC_X86_HAS_AVX512 1
 #include "microkernel_avx512.h"
 #endif
 
@@ -69,7 +73,7 @@ template <>
 struct IsaTraits<Isa::kAvx2> {
   using type = Avx2;
 };
-#ifdef __AVX512F__
+#ifdef DC_X86_HAS_AVX512
 template <>
 struct IsaTraits<Isa::kAvx512> {
   using type = Avx512;
@@ -426,8 +430,12 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
     do {  // at least once: K == 0 still writes epilogue(bias)
       const long kc = std::min<long>(KC, K - pc);
       const bool first = pc == 0, last = pc + kc >= K;
-      for (long jr = 0; jr < nc; jr += NR)
-        B.template pack<NR>(jc + jr, int(std::min<long>(NR, nc - jr)), pc, kc, bpack + jr * kc);
+      // One MC block of rows (small M) and loop order 0: pack each B micro-panel right before
+      // its only use, so it is read back from L1 instead of from a B block long evicted to L3.
+      const bool fused = P::LOOP_ORDER == 0 && m1 - m0 <= MC;
+      if (!fused)
+        for (long jr = 0; jr < nc; jr += NR)
+          B.template pack<NR>(jc + jr, int(std::min<long>(NR, nc - jr)), pc, kc, bpack + jr * kc);
       for (long ic = m0; ic < m1; ic += MC) {
         const long mc = std::min<long>(MC, m1 - ic);
         if constexpr (kPackA)
@@ -446,7 +454,12 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
           micro_kernel<I, P, kPackA, E>(kc, a, lda, bpack + jr * kc, C + (ic + ir) * ldc + jc + jr,
                                         ldc, m, n, first, last, bias ? bias + jc + jr : nullptr);
         };
-        if constexpr (P::LOOP_ORDER == 0) {
+        if (fused) {
+          for (long jr = 0; jr < nc; jr += NR) {
+            B.template pack<NR>(jc + jr, int(std::min<long>(NR, nc - jr)), pc, kc, bpack + jr * kc);
+            for (long ir = 0; ir < mc; ir += MR) tile(ir, jr);
+          }
+        } else if constexpr (P::LOOP_ORDER == 0) {
           for (long jr = 0; jr < nc; jr += NR)
             for (long ir = 0; ir < mc; ir += MR) tile(ir, jr);
         } else {

@@ -1,14 +1,15 @@
 // Avx512: the AVX-512F vector traits (__m512, 16 floats, 32 zmm registers), the same list of
 // operations as Avx2 (microkernel_avx2.h) so the shared micro-kernel of gemm_x86.h compiles for
-// either. Needs -mavx512f (-march=x86-64-v4 or later). Differences from Avx2: W = 16 (NR must
+// either. Needs -mavx512f (-march=x86-64-v4 or later), or `#define DC_X86_ENABLE_AVX512` and
+// `#pragma GCC target("avx512f")` around the include (see tests/x86/x86_kernels_avx512_test.cc). Differences from Avx2: W = 16 (NR must
 // be a multiple of 16), a budget of 32 registers, and edge lanes handled by __mmask16 instead
 // of a mask vector.
 #pragma once
 
 #include <immintrin.h>
 
-#if !defined(__AVX512F__)
-#error "microkernel_avx512.h needs -mavx512f (e.g. -march=x86-64-v4)"
+#if !defined(__AVX512F__) && !defined(DC_X86_ENABLE_AVX512)
+#error "microkernel_avx512.h needs -mavx512f (e.g. -march=x86-64-v4), or DC_X86_ENABLE_AVX512 under a target pragma"
 #endif
 
 namespace dc_x86 {

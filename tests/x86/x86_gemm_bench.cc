@@ -1,0 +1,139 @@
+// x86_gemm_bench: GFLOP/s of the x86 dense template (Y = GELU(X W^T + bias)) on BERT-base shapes,
+// for a handful of parameter sets, 1 and 2 threads. Not a test: it asserts nothing.
+//
+//   x86_gemm_bench [--threads 1,2] [--m 16,128,512,2048] [--cands 0,1,...] [--seconds 0.4]
+//
+// Candidates are interleaved round-robin per shape (one call each per round) and the median per
+// candidate is reported, because timings on the shared 2-core machines drift by tens of percent.
+// Operands stay warm in the caches between calls (W fits L3), as in a tuning loop without flush.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "x86/ops_x86.h"
+#include "x86/serial_runtime.h"
+
+namespace {
+
+using dc_x86::Epilogue;
+using dc_x86::OpKind;
+using dc_x86::Params;
+
+template <class P>
+int dense_gelu(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  return dc_x86::run<OpKind::kDense, Epilogue::kBiasGelu, P>(a, rt);
+}
+
+struct Candidate {
+  const char* name;
+  DietcodeCpuKernelFn fn;
+};
+
+//                 MR  NR   KC   MC    NC  LOOP TM PACKA PF UNROLL
+const Candidate kCandidates[] = {
+    {"6x16 kc256 mc72 nc3072 (default)", dense_gelu<Params<6, 16, 256, 72, 3072, 0, 0, 1, 0, 4>>},
+    {"6x16 kc384 mc144 nc3072", dense_gelu<Params<6, 16, 384, 144, 3072, 0, 0, 1, 0, 4>>},
+    {"6x16 kc256 mc72 loop1", dense_gelu<Params<6, 16, 256, 72, 3072, 1, 0, 1, 0, 4>>},
+    {"4x24 kc256 mc64", dense_gelu<Params<4, 24, 256, 64, 3072, 0, 0, 1, 0, 4>>},
+    {"6x16 kc256 mc72 directA", dense_gelu<Params<6, 16, 256, 72, 3072, 0, 0, 0, 0, 4>>},
+    {"6x16 kc256 mc72 pf8", dense_gelu<Params<6, 16, 256, 72, 3072, 0, 0, 1, 8, 4>>},
+    {"6x16 kc256 mc72 tm1 (split N)", dense_gelu<Params<6, 16, 256, 72, 3072, 0, 1, 1, 0, 4>>},
+    {"6x16 kc256 mc72 tm2 (split M)", dense_gelu<Params<6, 16, 256, 72, 3072, 0, 2, 1, 0, 4>>},
+    {"6x16 kc512 mc96 nc1536", dense_gelu<Params<6, 16, 512, 96, 1536, 0, 0, 1, 0, 4>>},
+    {"4x24 kc384 mc128 directA", dense_gelu<Params<4, 24, 384, 128, 3072, 0, 0, 0, 0, 4>>},
+};
+constexpr int kNumCandidates = int(sizeof(kCandidates) / sizeof(kCandidates[0]));
+
+std::vector<long> parse_list(const char* s) {
+  std::vector<long> v;
+  for (const char* p = s; *p;) {
+    v.push_back(std::strtol(p, const_cast<char**>(&p), 10));
+    if (*p == ',') ++p;
+  }
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<long> threads_list = {1, 2}, m_list = {16, 128, 512, 2048}, cands;
+  double seconds = 0.4;  // per shape, thread count and candidate, spread over the rounds
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--threads")) threads_list = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--m")) m_list = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--cands")) cands = parse_list(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 1;
+    }
+  }
+  if (cands.empty())
+    for (int c = 0; c < kNumCandidates; ++c) cands.push_back(c);
+  for (long c : cands)
+    if (c < 0 || c >= kNumCandidates) return std::fprintf(stderr, "no candidate %ld\n", c), 1;
+
+  const long NK[][2] = {{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}};
+  const long max_m = *std::max_element(m_list.begin(), m_list.end());
+  std::vector<float> x(size_t(max_m * 3072)), w(size_t(3072 * 768)), bias(3072), y(size_t(max_m * 3072));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (float& v : x) v = u(rng);
+  for (float& v : w) v = u(rng);
+  for (float& v : bias) v = u(rng);
+
+  std::printf("candidates:\n");
+  for (long c : cands) std::printf("  c%ld  %s\n", c, kCandidates[c].name);
+  std::printf("\n%5s %5s %5s %3s", "M", "N", "K", "thr");
+  for (long c : cands) std::printf(" %7s", ("c" + std::to_string(c)).c_str());
+  std::printf("   best  (GFLOP/s, median)  rounds\n");
+
+  for (long threads : threads_list) {
+    dc_x86::SimpleThreadPool pool{int(threads)};
+    const DietcodeCpuRuntime rt = pool.runtime();
+    for (long M : m_list)
+      for (const auto& nk : NK) {
+        const long N = nk[0], K = nk[1];
+        DietcodeArgs a{};
+        a.a = x.data(), a.b = w.data(), a.bias = bias.data(), a.c = y.data();
+        a.batch = 1, a.m = M, a.n = N, a.k = K;
+        const double flops = 2.0 * M * N * K;
+        // Warm up (scratch allocation, page faults, caches) and estimate the rounds.
+        double est = 1e-9;
+        for (long c : cands) {
+          kCandidates[c].fn(&a, &rt);
+          const auto t0 = std::chrono::steady_clock::now();
+          if (kCandidates[c].fn(&a, &rt)) return std::fprintf(stderr, "kernel failed\n"), 1;
+          est = std::max(est, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        const int rounds = int(std::clamp(seconds / est, 7.0, 400.0));
+        std::vector<std::vector<double>> times(cands.size());
+        for (int r = 0; r < rounds; ++r)
+          for (size_t i = 0; i < cands.size(); ++i) {
+            const auto t0 = std::chrono::steady_clock::now();
+            kCandidates[cands[i]].fn(&a, &rt);
+            times[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          }
+        std::printf("%5ld %5ld %5ld %3ld", M, N, K, threads);
+        double best = 0;
+        for (size_t i = 0; i < cands.size(); ++i) {
+          const double g = flops / median(times[i]) * 1e-9;
+          best = std::max(best, g);
+          std::printf(" %7.1f", g);
+        }
+        std::printf("  %6.1f  %d\n", best, rounds);
+        std::fflush(stdout);
+      }
+  }
+  return 0;
+}
