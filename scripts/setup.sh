@@ -20,6 +20,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libfmt-dev
   libxgboost-dev libdmlc-dev
   binutils
+  libdnnl2 libopenblas0-openmp
 )
 
 check_cuda() {
