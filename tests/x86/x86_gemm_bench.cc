@@ -1,6 +1,9 @@
 // x86_gemm_bench: GFLOP/s of the x86 dense template (Y = GELU(X W^T + bias)) on BERT-base shapes,
 // for a handful of parameter sets, 1 and 2 threads. Not a test: it asserts nothing.
 //
+// Built with -march=x86-64-v3 it times AVX2 candidates (c0..c9); with -march=x86-64-v4 also
+// AVX-512 ones (c10..c13).
+//
 //   x86_gemm_bench [--threads 1,2] [--m 16,128,512,2048] [--cands 0,1,...] [--seconds 0.4]
 //
 // Candidates are interleaved round-robin per shape (one call each per round) and the median per
@@ -46,6 +49,12 @@ const Candidate kCandidates[] = {
     {"6x16 kc256 mc72 tm2 (split M)", dense_gelu<Params<6, 16, 256, 72, 3072, 0, 2, 1, 0, 4>>},
     {"6x16 kc512 mc96 nc1536", dense_gelu<Params<6, 16, 512, 96, 1536, 0, 0, 1, 0, 4>>},
     {"4x24 kc384 mc128 directA", dense_gelu<Params<4, 24, 384, 128, 3072, 0, 0, 0, 0, 4>>},
+#ifdef __AVX512F__  // built with -march=x86-64-v4: AVX-512 candidates too (c10..)
+    {"avx512 14x32 kc256 mc112", dense_gelu<Params<14, 32, 256, 112, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 14x32 kc384 mc56 loop1", dense_gelu<Params<14, 32, 384, 56, 3072, 1, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 6x64 kc256 mc96", dense_gelu<Params<6, 64, 256, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 8x48 kc384 mc96", dense_gelu<Params<8, 48, 384, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+#endif
 };
 constexpr int kNumCandidates = int(sizeof(kCandidates) / sizeof(kCandidates[0]));
 
