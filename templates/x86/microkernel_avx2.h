@@ -51,7 +51,7 @@ struct Avx2 {
   static inline void store_partial(float* p, V v, int n) { _mm256_maskstore_ps(p, mask(n), v); }
 
   // e^x, Cephes' expf polynomial after reduction by round-to-nearest(x log2 e): ~2 ulp on
-  // [-87, 88]; saturates at e^-87.3 below and e^88 above (enough for the GELU below).
+  // [-87, 88]; saturates at e^-87.3 below and e^88 above (enough for gemm_x86.h's GELU).
   static inline V exp(V x) {
     x = _mm256_min_ps(x, _mm256_set1_ps(88.0f));
     x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
