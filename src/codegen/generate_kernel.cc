@@ -81,6 +81,8 @@ GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
     throw UserError(fmt::format("template \"{}\" cannot compute op \"{}\" ({})", mk.tmpl, op.name,
                                 op_text(op)));
   std::map<std::string, int> params = complete_params(space, mk);
+  // Each target generates its own kind of source; everything after this is CUDA's.
+  if (space.target == Target::kCpu) return generate_cpu_kernel(op, MicroKernel{mk.tmpl, params});
 
   GeneratedKernel out;
   out.name = mk.tmpl;

@@ -66,6 +66,12 @@ std::string compile_arch(const GeneratedKernel& kernel, const std::string& devic
 // template file cannot be read.
 GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk);
 
+// The CPU target's part of generate_kernel (generate_cpu_kernel.cc): a C++ translation unit
+// instantiating templates/x86/ops_x86.h for every tunable of `mk` (all given), with one
+// extern "C" entry, plan.entry, of the DietcodeCpuKernelFn signature (templates/x86/
+// dietcode_cpu.h). plan.tile_m/tile_n are the register tile; nothing else of the plan applies.
+GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk);
+
 // The simple reference kernel (templates/reference_gemm.cu, one thread per output, double
 // accumulation, the op's operand layout and epilogue) that GPU checks compare micro-kernels
 // against: every float32 op (dense, batch_matmul in any transpose, conv2d NHWC through the

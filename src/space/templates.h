@@ -3,6 +3,8 @@
 // batch_matmul_f32 and conv2d_f32 share with their spaces, code generation and tests.
 #pragma once
 
+#include <string>
+
 #include "space/micro_kernel.h"
 #include "space/template_space.h"
 
@@ -11,6 +13,13 @@ namespace dietcode {
 const TemplateSpace& dense_f32_space();
 const TemplateSpace& batch_matmul_f32_space();  // any transpose combination
 const TemplateSpace& conv2d_f32_space();        // NHWC, KRSC weights, implicit GEMM
+
+// The CPU target's templates (templates/x86/ops_x86.h), one per ISA level, each computing every
+// fp32 op; and the ISA level a template's kernels are compiled for ("x86-64-v3" for AVX2+FMA,
+// "x86-64-v4" for AVX-512), which is also the arch their log records name.
+const TemplateSpace& x86_avx2_f32_space();
+const TemplateSpace& x86_avx512_f32_space();
+std::string x86_isa_level(const std::string& tmpl);
 
 // What an fp32 SIMT GEMM micro-kernel asks of the GPU, computed exactly as the core does
 // (templates/gemm_core_f32.cuh, namespace dc) so a launch plan and the kernel agree. The name

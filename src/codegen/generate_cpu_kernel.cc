@@ -1,0 +1,91 @@
+// Code generation for the CPU target: a micro-kernel of an x86 template becomes one C++
+// translation unit that instantiates dc_x86::run (templates/x86/ops_x86.h) with its tunables,
+// the op's layout and epilogue and its static dimensions, behind an extern "C" entry named
+// after the candidate, so that many candidates can share one shared object. The header text is
+// inlined (load_template_source), so the source alone is the input and a cache key over it is
+// complete, as for NVRTC.
+#include <fmt/format.h>
+
+#include "codegen/generated_kernel.h"
+#include "codegen/template_source.h"
+#include "common/error.h"
+#include "common/paths.h"
+#include "nvrtc/stable_hash.h"
+#include "space/templates.h"
+#include "space/tile_bounds.h"
+
+namespace dietcode {
+
+namespace {
+
+const char* op_kind(const OpSpec& op) {
+  switch (op.kind) {
+    case OpKind::kDense:
+      return "kDense";
+    case OpKind::kConv2d:
+      return "kConv2d";
+    case OpKind::kBatchMatmul:
+      return op.transpose_a ? (op.transpose_b ? "kBatchMatmulTT" : "kBatchMatmulTN")
+                            : (op.transpose_b ? "kBatchMatmulNT" : "kBatchMatmulNN");
+  }
+  return "kDense";
+}
+
+const char* epilogue(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone:
+      return "kNone";
+    case Epilogue::kBias:
+      return "kBias";
+    case Epilogue::kRelu:
+      return "kRelu";
+    case Epilogue::kBiasRelu:
+      return "kBiasRelu";
+    case Epilogue::kGelu:
+      return "kGelu";
+    case Epilogue::kBiasGelu:
+      return "kBiasGelu";
+  }
+  return "kNone";
+}
+
+// The GEMM's N and K when the op fixes them (0: read at run time). conv2d's GEMM K is R*S*C.
+std::pair<int64_t, int64_t> static_dims(const OpSpec& op) {
+  if (op.kind != OpKind::kConv2d) return {constant_dimension(op, "N"), constant_dimension(op, "K")};
+  const int64_t r = constant_dimension(op, "R"), s = constant_dimension(op, "S"),
+                c = constant_dimension(op, "C");
+  return {constant_dimension(op, "K"), r && s && c ? r * s * c : 0};
+}
+
+}  // namespace
+
+GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
+  auto p = [&mk](const char* name) { return mk.get(name); };
+  const auto [static_n, static_k] = static_dims(op);
+  const bool avx512 = mk.tmpl == "x86_avx512_f32";
+  const std::string instantiation = fmt::format(
+      "dc_x86::run<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::Params<{}, {}, {}, {}, {}, "
+      "{}, {}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
+      op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("MC"), p("NC"),
+      p("LOOP_ORDER"), p("THREADS_M"), p("PACK_A"), p("PREFETCH"), p("UNROLL"),
+      avx512 ? "kAvx512" : "kAvx2", static_n, static_k);
+
+  GeneratedKernel out;
+  out.name = mk.tmpl;
+  // One entry name per (template instantiation), so candidates can share a shared object.
+  out.plan.entry = "dietcode_cpu_" + stable_hash_hex(instantiation);
+  out.plan.tile_m = p("MR");  // the register tile: where partial tiles begin
+  out.plan.tile_n = p("NR");
+  out.plan.threads = 0;  // the pack's and the measurer's thread pool decide
+  out.source = load_template_source(data_dir() / "templates" / "x86", "ops_x86.h") +
+               fmt::format(
+                   "\n// ---- the candidate: {}\n"
+                   "extern \"C\" __attribute__((visibility(\"default\"))) int {}(\n"
+                   "    const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {{\n"
+                   "  return {}(args, rt);\n"
+                   "}}\n",
+                   mk.key(), out.plan.entry, instantiation);
+  return out;
+}
+
+}  // namespace dietcode

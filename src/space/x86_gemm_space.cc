@@ -1,0 +1,78 @@
+// The CPU templates' search spaces: BLIS-style fp32 GEMM micro-kernels for x86-64
+// (templates/x86/ops_x86.h; its opening comment is the contract these mirror), one space per
+// ISA level, each computing dense, batch_matmul in any layout and conv2d (NHWC, implicit GEMM).
+//
+// The tunables are those of dc_x86::Params. What bounds them is the core's register file, not
+// any shape: MR x NR accumulators plus one row of B vectors and a broadcast must fit the 16 ymm
+// (AVX2) or 32 zmm (AVX-512) registers, MC is whole MR panels and NC whole NR panels. Cache
+// fit (KC x NR in L1, MC x KC in L2) is left to measurement and the cost model: a blocking
+// that spills a cache level is slow, not wrong.
+#include "space/templates.h"
+
+namespace dietcode {
+
+namespace {
+
+struct IsaShape {
+  const char* tmpl;
+  int vector_floats;  // W
+  int registers;      // R
+  std::vector<int> nr;
+  std::vector<int> mr;
+};
+
+TemplateSpace make_x86_space(const IsaShape& isa) {
+  TemplateSpace s;
+  s.tmpl = isa.tmpl;
+  s.target = Target::kCpu;
+  s.tunables = {
+      {"MR", isa.mr, 6, "rows of the register tile"},
+      {"NR", isa.nr, isa.vector_floats == 8 ? 16 : 32, "columns of the register tile"},
+      {"KC", {64, 128, 192, 256, 384, 512}, 256, "K block: one packed panel's depth"},
+      {"MC", {24, 48, 72, 96, 120, 144, 168, 192, 240, 288, 336}, 72, "M block, whole MR panels"},
+      {"NC", {256, 512, 768, 1024, 1536, 2048, 3072, 4096}, 3072, "N block, whole NR panels"},
+      {"LOOP_ORDER", {0, 1}, 0, "0: B micro-panel outer (in L1); 1: A micro-panel outer"},
+      {"THREADS_M", {0, 1, 2, 4}, 0, "row bands of the thread grid (0: chosen per shape)"},
+      {"PACK_A", {0, 1}, 1, "pack A into MR panels (0: read rows in place)"},
+      {"PREFETCH", {0, 4, 8, 16}, 0, "software prefetch distance in k steps (0: none)"},
+      {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
+  };
+  s.chains = {{"BM", {"MC"}}, {"BN", {"NC"}}};
+  const int w = isa.vector_floats, r = isa.registers;
+  s.constraints = {
+      {"MR x NR/W accumulators + NR/W B vectors + 1 broadcast fit the vector registers",
+       [w, r](const MicroKernel& mk, const SpaceContext&) {
+         const int nv = mk.get("NR") / w;
+         return mk.get("MR") * nv + nv + 1 <= r;
+       },
+       {"MR", "NR"}},
+      {"MC is a multiple of MR",
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("MC") % mk.get("MR") == 0; },
+       {"MR", "MC"}},
+      {"NC is a multiple of NR",
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("NC") % mk.get("NR") == 0; },
+       {"NR", "NC"}},
+  };
+  s.supports = [](const OpSpec& op) { return op.dtype == DType::kFloat32; };
+  return s;
+}
+
+}  // namespace
+
+const TemplateSpace& x86_avx2_f32_space() {
+  static const TemplateSpace space =
+      make_x86_space({"x86_avx2_f32", 8, 16, {8, 16, 24, 32}, {1, 2, 3, 4, 5, 6, 8, 12, 14}});
+  return space;
+}
+
+const TemplateSpace& x86_avx512_f32_space() {
+  static const TemplateSpace space = make_x86_space(
+      {"x86_avx512_f32", 16, 32, {16, 32, 48, 64}, {1, 2, 3, 4, 6, 8, 12, 14, 24, 28}});
+  return space;
+}
+
+std::string x86_isa_level(const std::string& tmpl) {
+  return tmpl == "x86_avx512_f32" ? "x86-64-v4" : "x86-64-v3";
+}
+
+}  // namespace dietcode

@@ -1,0 +1,147 @@
+// The CPU target through the same seams as the GPU one, for real: a workload's ops -> the x86
+// template spaces (space/templates.h) -> code generation (generate_kernel) -> the system C++
+// compiler behind the Compiler seam (x86/cxx_compiler.h) -> the CPU measurer (x86/
+// cpu_measurer.h), which checks every candidate against the CPU reference with guard bands and
+// times it on a pinned thread pool. No stage here knows it serves a CPU except through the
+// template's target and the implementations plugged in.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "codegen/generated_kernel.h"
+#include "space/space.h"
+#include "space/templates.h"
+#include "workload/workload.h"
+#include "x86/cpu_measurer.h"
+#include "x86/cxx_compiler.h"
+
+namespace dietcode {
+namespace {
+
+// Odd sizes everywhere: primes, one past a register tile, K not a multiple of any KC.
+const char kWorkload[] = R"({
+  "name": "cpu_pipeline",
+  "shape_vars": {"T": {"min": 1, "max": 13}},
+  "ops": [
+    {"name": "proj", "op": "dense", "dtype": "float32", "M": "T*3", "N": 97, "K": 131,
+     "epilogue": "bias_gelu"},
+    {"name": "scores", "op": "batch_matmul", "dtype": "float32", "transpose_b": true,
+     "B": 3, "M": "T", "N": "T+2", "K": 19},
+    {"name": "conv", "op": "conv2d", "dtype": "float32", "layout": "NHWC", "N": "T", "H": 9,
+     "W": 7, "C": 5, "K": 17, "R": 3, "S": 3, "stride": 2, "pad": 1, "epilogue": "bias_relu"}
+  ]
+})";
+
+bool cpu_has_avx512() { return __builtin_cpu_supports("avx512f"); }
+
+class CpuPipeline : public ::testing::Test {
+ protected:
+  void SetUp() override { workload_ = parse_workload(kWorkload, "cpu_pipeline.json"); }
+
+  // The template's default micro-kernel and a few valid ones drawn from its space.
+  std::vector<MicroKernel> candidates(const TemplateSpace& space, const OpSpec& op) {
+    std::vector<Instance> instances = expand_instances(workload_, op);
+    GemmShape largest;
+    for (const Instance& i : instances)
+      largest = {std::max(largest.batch, i.gemm.batch), std::max(largest.M, i.gemm.M),
+                 std::max(largest.N, i.gemm.N), std::max(largest.K, i.gemm.K)};
+    GpuSpec unused;  // the CPU spaces read no GPU limits
+    SpaceContext context{unused, op, largest};
+    SearchSpace search(space, context);
+    std::vector<MicroKernel> out = {space.defaults()};
+    EXPECT_TRUE(search.is_valid(out[0]));
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 2; ++i)
+      if (auto mk = search.sample(rng)) out.push_back(*mk);
+    return out;
+  }
+
+  void run_template(const TemplateSpace& space) {
+    const std::string level = x86_isa_level(space.tmpl);
+    CxxCompiler compiler;
+    CpuMeasurerOptions options;
+    options.threads = 2;
+    options.arch = level;
+    options.measure.warmup = 1;
+    options.measure.repeats = 3;
+    options.measure.flush_l2 = false;
+    CpuMeasurer measurer(std::make_unique<WorkerProcess>(cpu_worker_command_for_tests()), options);
+    for (const OpSpec& op : workload_.ops) {
+      ASSERT_EQ(template_spaces_for(op, Target::kCpu).size(), 2u) << op.name;
+      std::vector<MeasureInput> inputs;
+      for (const MicroKernel& mk : candidates(space, op)) {
+        MeasureInput in;
+        in.op = &op;
+        in.mk = mk;
+        in.kernel = generate_kernel(op, mk);
+        CompileRequest request{in.kernel.name + ".cc", in.kernel.source, in.kernel.options,
+                               {level}, false};
+        in.compiled = compiler.compile(request);
+        ASSERT_TRUE(in.compiled.ok) << mk.key() << "\n" << in.compiled.log.substr(0, 2000);
+        in.instances = expand_instances(workload_, op);
+        inputs.push_back(std::move(in));
+      }
+      std::vector<MeasureResult> results = measurer.measure(inputs);
+      ASSERT_EQ(results.size(), inputs.size());
+      for (size_t i = 0; i < results.size(); ++i) {
+        EXPECT_EQ(results[i].status, MeasureStatus::kOk)
+            << op.name << " " << inputs[i].mk.key() << ": " << results[i].error;
+        for (double us : results[i].latency_us) EXPECT_TRUE(std::isfinite(us) && us > 0);
+      }
+    }
+    const DeviceIdentity id = measurer.device();
+    EXPECT_EQ(id.arch, level);
+    EXPECT_FALSE(id.simulated);
+  }
+
+  static std::vector<std::string> cpu_worker_command_for_tests() {
+    return {DIETCODE_CLI_PATH, kCpuMeasureWorkerSubcommand};
+  }
+
+  Workload workload_;
+};
+
+TEST_F(CpuPipeline, GeneratedKernelsNameTheirInstantiationAndShareNothingElse) {
+  const OpSpec& op = workload_.ops[0];
+  GeneratedKernel a = generate_kernel(op, x86_avx2_f32_space().defaults());
+  MicroKernel other = x86_avx2_f32_space().defaults();
+  other.params["KC"] = 128;
+  GeneratedKernel b = generate_kernel(op, other);
+  EXPECT_NE(a.plan.entry, b.plan.entry);
+  EXPECT_EQ(a.plan.entry.rfind("dietcode_cpu_", 0), 0u);
+  EXPECT_NE(a.source.find("dc_x86::run<dc_x86::OpKind::kDense, dc_x86::Epilogue::kBiasGelu, "
+                          "dc_x86::Params<6, 16, 256, 72, 3072, 0, 0, 1, 0, 4, "
+                          "dc_x86::Isa::kAvx2>, 97, 131>"),
+            std::string::npos);
+  EXPECT_EQ(a.source.find("\n#include \""), std::string::npos);  // self-contained
+  EXPECT_EQ(a.plan.tile_m, 6);
+  EXPECT_EQ(a.plan.tile_n, 16);
+  EXPECT_TRUE(template_spaces_for(op).size() >= 1);  // the CUDA templates stay the default
+  for (const TemplateSpace* s : template_spaces_for(op)) EXPECT_EQ(s->target, Target::kCuda);
+}
+
+TEST_F(CpuPipeline, TheRegisterFileBoundsTheTile) {
+  const OpSpec& op = workload_.ops[0];
+  GpuSpec unused;
+  SpaceContext context{unused, op, {1, 39, 97, 131}};
+  SearchSpace avx2(x86_avx2_f32_space(), context);
+  MicroKernel mk = x86_avx2_f32_space().defaults();
+  mk.params["MR"] = 8;  // 8 x 2 accumulators + 2 + 1 = 19 > 16 registers
+  mk.params["MC"] = 48;
+  std::string why;
+  EXPECT_FALSE(avx2.is_valid(mk, &why));
+  EXPECT_NE(why.find("fit the vector registers"), std::string::npos) << why;
+  mk.params["NR"] = 8;  // 8 + 1 + 1 = 10
+  EXPECT_TRUE(avx2.is_valid(mk, &why)) << why;
+}
+
+TEST_F(CpuPipeline, Avx2KernelsCompileCheckAndTimeForEveryOp) { run_template(x86_avx2_f32_space()); }
+
+TEST_F(CpuPipeline, Avx512KernelsCompileCheckAndTimeForEveryOp) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512";
+  run_template(x86_avx512_f32_space());
+}
+
+}  // namespace
+}  // namespace dietcode
