@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "measure/measure_common.h"
 #include "nvrtc/nvrtc_compiler.h"
 
 namespace dietcode {
@@ -19,12 +20,6 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-std::string first_line(const std::string& text, const char* fallback) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return fallback;
-  return text.substr(begin, text.find_first_of("\r\n", begin) - begin);
-}
-
 // The image the device loads: its own CUBIN (an arch-specific one such as sm_90a runs on its
 // exact compute capability too), else PTX for the driver to JIT.
 std::optional<std::string> image_for(const CompileResult& compiled, const std::string& arch) {
@@ -33,30 +28,6 @@ std::optional<std::string> image_for(const CompileResult& compiled, const std::s
       return binary.cubin;
   if (!compiled.ptx.empty()) return compiled.ptx;
   return std::nullopt;
-}
-
-std::string archs_of(const CompileResult& compiled) {
-  std::string out;
-  for (const auto& binary : compiled.binaries) out += (out.empty() ? "" : ", ") + binary.arch;
-  return out.empty() ? "none" : out;
-}
-
-// The first shape, the last, and the first with a partial tile: where indexing bugs show.
-std::vector<int> pick_check_shapes(const std::vector<GemmShape>& shapes, const LaunchPlan& plan) {
-  std::vector<int> picked = {0};
-  auto add = [&picked](int i) {
-    if (std::find(picked.begin(), picked.end(), i) == picked.end()) picked.push_back(i);
-  };
-  add(int(shapes.size()) - 1);
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    bool partial = (plan.tile_m > 0 && shapes[i].M % plan.tile_m != 0) ||
-                   (plan.tile_n > 0 && shapes[i].N % plan.tile_n != 0);
-    if (partial) {
-      add(int(i));
-      break;
-    }
-  }
-  return picked;
 }
 
 std::string nvrtc_version_text() {

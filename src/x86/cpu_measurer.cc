@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "measure/measure_common.h"
 
 namespace dietcode {
 
@@ -24,12 +25,6 @@ namespace {
 
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
-
-std::string first_line(const std::string& text, const char* fallback) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return fallback;
-  return text.substr(begin, text.find_first_of("\r\n", begin) - begin);
-}
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t\r\n");
@@ -40,31 +35,6 @@ const ArchBinary* binary_for(const CompileResult& compiled, const std::string& a
   for (const ArchBinary& binary : compiled.binaries)
     if (binary.arch == arch && !binary.cubin.empty()) return &binary;
   return nullptr;
-}
-
-std::string archs_of(const CompileResult& compiled) {
-  std::string out;
-  for (const auto& binary : compiled.binaries) out += (out.empty() ? "" : ", ") + binary.arch;
-  return out.empty() ? "none" : out;
-}
-
-// The first shape, the last, and the first with a partial tile: where indexing bugs show
-// (as gpu_measurer.cc picks them).
-std::vector<int> pick_check_shapes(const std::vector<GemmShape>& shapes, const LaunchPlan& plan) {
-  std::vector<int> picked = {0};
-  auto add = [&picked](int i) {
-    if (std::find(picked.begin(), picked.end(), i) == picked.end()) picked.push_back(i);
-  };
-  add(int(shapes.size()) - 1);
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    bool partial = (plan.tile_m > 0 && shapes[i].M % plan.tile_m != 0) ||
-                   (plan.tile_n > 0 && shapes[i].N % plan.tile_n != 0);
-    if (partial) {
-      add(int(i));
-      break;
-    }
-  }
-  return picked;
 }
 
 double seconds_since(Clock::time_point start) {
