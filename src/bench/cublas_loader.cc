@@ -1,8 +1,8 @@
 #include "bench/cublas_loader.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
+
+#include "bench/dl_library.h"
 
 namespace dietcode {
 
@@ -26,32 +26,19 @@ std::vector<std::string> candidates(const std::string& stem) {
   return out;
 }
 
-// dlopen's the first file that loads. Never dlclose'd: cuBLAS keeps threads and GPU state
-// for the life of the process.
+// The first of `files` that loads, or null with *why saying what `what` lacks. Never
+// dlclose'd: cuBLAS keeps threads and GPU state for the life of the process.
 void* open_first(const std::vector<std::string>& files, const char* what, std::string* path,
                  std::string* why) {
-  std::string first_error;
-  for (const std::string& file : files) {
-    if (void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      *path = file;
-      return handle;
-    }
-    const char* reason = dlerror();
-    if (first_error.empty()) first_error = reason ? reason : file + ": cannot be loaded";
-  }
-  std::string tried;
-  for (size_t i = 1; i < files.size(); ++i) tried += (i > 1 ? ", " : "") + files[i];
-  *why = std::string("no ") + what + ": " + (files.empty() ? "no library named" : first_error) +
-         (tried.empty() ? "" : " (also tried " + tried + ")") +
-         "; run with --baseline none to time the pack alone";
+  if (void* handle = dlopen_first(files, path, why)) return handle;
+  *why =
+      std::string("no ") + what + ": " + *why + "; run with --baseline none to time the pack alone";
   return nullptr;
 }
 
 template <typename Fn>
 bool resolve(void* handle, const std::string& path, const char* name, Fn& fn, std::string* why) {
-  dlerror();
-  fn = reinterpret_cast<Fn>(dlsym(handle, name));
-  if (fn) return true;
+  if (dlsym_into(handle, name, fn)) return true;
   *why = "no cuBLAS: " + path + " has no " + name + " (a cuBLAS from CUDA 12 or newer is needed)";
   return false;
 }

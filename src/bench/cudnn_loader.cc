@@ -1,12 +1,12 @@
 #include "bench/cudnn_loader.h"
 
-#include <dlfcn.h>
 #include <glob.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
+#include "bench/dl_library.h"
 #include "common/error.h"
 
 namespace dietcode {
@@ -41,9 +41,7 @@ void add_unique(std::vector<std::string>& out, const std::string& path) {
 
 template <typename Fn>
 bool resolve(void* handle, const std::string& path, const char* name, Fn& fn, std::string* why) {
-  dlerror();
-  fn = reinterpret_cast<Fn>(dlsym(handle, name));
-  if (fn) return true;
+  if (dlsym_into(handle, name, fn)) return true;
   *why = "no cuDNN: " + path + " has no " + name;
   return false;
 }
@@ -87,22 +85,10 @@ std::string cudnn_version_text(size_t version) {
 
 bool load_cudnn(const std::vector<std::string>& files, CudnnApi* out, std::string* why) {
   CudnnApi api;
-  void* handle = nullptr;
-  std::string first_error;
-  for (const std::string& file : files) {
-    // Never dlclose'd: cuDNN keeps its sub-libraries and GPU state for the process's life.
-    if ((handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      api.path = file;
-      break;
-    }
-    const char* reason = dlerror();
-    if (first_error.empty()) first_error = reason ? reason : file + ": cannot be loaded";
-  }
+  // Never dlclose'd: cuDNN keeps its sub-libraries and GPU state for the process's life.
+  void* handle = dlopen_first(files, &api.path, why);
   if (!handle) {
-    std::string tried;
-    for (size_t i = 1; i < files.size(); ++i) tried += (i > 1 ? ", " : "") + files[i];
-    *why = "no cuDNN: " + (files.empty() ? std::string("no library named") : first_error) +
-           (tried.empty() ? "" : " (also tried " + tried + ")");
+    *why = "no cuDNN: " + *why;
     return false;
   }
   const std::string& p = api.path;

@@ -1,10 +1,9 @@
 #include "bench/onednn_loader.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
 
+#include "bench/dl_library.h"
 #include "common/error.h"
 
 namespace dietcode {
@@ -14,30 +13,10 @@ namespace {
 constexpr const char* kInstallHint =
     "install the Debian package libdnnl2 (or set DIETCODE_ONEDNN_LIBRARY)";
 
-// dlopen's the first file that loads; never dlclose'd (oneDNN keeps its primitive cache and
-// OpenMP threads for the life of the process).
-void* open_first(const std::vector<std::string>& files, std::string* path, std::string* why) {
-  std::string first_error;
-  for (const std::string& file : files) {
-    if (void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      *path = file;
-      return handle;
-    }
-    const char* reason = dlerror();
-    if (first_error.empty()) first_error = reason ? reason : file + ": cannot be loaded";
-  }
-  std::string tried;
-  for (size_t i = 1; i < files.size(); ++i) tried += (i > 1 ? ", " : "") + files[i];
-  *why = "no oneDNN: " + (files.empty() ? std::string("no library named") : first_error) +
-         (tried.empty() ? "" : " (also tried " + tried + ")") + "; " + kInstallHint;
-  return nullptr;
-}
-
+// fn from the library, or false with *why naming what is missing.
 template <typename Fn>
 bool resolve(void* handle, const std::string& path, const char* name, Fn& fn, std::string* why) {
-  dlerror();
-  fn = reinterpret_cast<Fn>(dlsym(handle, name));
-  if (fn) return true;
+  if (dlsym_into(handle, name, fn)) return true;
   *why = "no oneDNN: " + path + " has no " + name +
          " (dietcode needs the oneDNN 2.x C API, libdnnl.so.2; " + kInstallHint + ")";
   return false;
@@ -58,8 +37,11 @@ std::vector<std::string> onednn_candidates() {
 
 bool load_onednn(const std::vector<std::string>& files, OnednnApi* out, std::string* why) {
   OnednnApi api;
-  void* h = open_first(files, &api.path, why);
-  if (!h) return false;
+  void* h = dlopen_first(files, &api.path, why);
+  if (!h) {
+    *why = "no oneDNN: " + *why + "; " + kInstallHint;
+    return false;
+  }
   const std::string& p = api.path;
 #define DIETCODE_RESOLVE(name) resolve(h, p, #name, api.name, why)
   const bool ok =
@@ -67,10 +49,9 @@ bool load_onednn(const std::vector<std::string>& files, OnednnApi* out, std::str
       DIETCODE_RESOLVE(dnnl_engine_destroy) && DIETCODE_RESOLVE(dnnl_stream_create) &&
       DIETCODE_RESOLVE(dnnl_stream_wait) && DIETCODE_RESOLVE(dnnl_stream_destroy) &&
       DIETCODE_RESOLVE(dnnl_memory_desc_init_by_strides) &&
-      DIETCODE_RESOLVE(dnnl_memory_desc_init_by_tag) &&
-      DIETCODE_RESOLVE(dnnl_memory_desc_equal) && DIETCODE_RESOLVE(dnnl_memory_desc_get_size) &&
-      DIETCODE_RESOLVE(dnnl_memory_create) && DIETCODE_RESOLVE(dnnl_memory_destroy) &&
-      DIETCODE_RESOLVE(dnnl_matmul_desc_init) &&
+      DIETCODE_RESOLVE(dnnl_memory_desc_init_by_tag) && DIETCODE_RESOLVE(dnnl_memory_desc_equal) &&
+      DIETCODE_RESOLVE(dnnl_memory_desc_get_size) && DIETCODE_RESOLVE(dnnl_memory_create) &&
+      DIETCODE_RESOLVE(dnnl_memory_destroy) && DIETCODE_RESOLVE(dnnl_matmul_desc_init) &&
       DIETCODE_RESOLVE(dnnl_dilated_convolution_forward_desc_init) &&
       DIETCODE_RESOLVE(dnnl_reorder_primitive_desc_create) &&
       DIETCODE_RESOLVE(dnnl_primitive_attr_create) &&

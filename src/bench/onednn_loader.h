@@ -1,5 +1,5 @@
 // oneDNN 2.x (libdnnl.so.2, Debian libdnnl2), reached at run time and never linked: the CPU
-// baseline `dietcode bench` times fp32 GEMMs and convolutions against (cpu_baselines.cc).
+// baseline `dietcode bench` times fp32 GEMMs and convolutions against (onednn_baseline.cc).
 //
 // Why dlopen: most dietcode installations never bench on the CPU, and oneDNN drags in
 // libOpenCL and libgomp. It is opened with RTLD_LOCAL (OpenBLAS, opened beside it, exports

@@ -1,11 +1,10 @@
 #include "bench/openblas_loader.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
 
+#include "bench/dl_library.h"
 #include "common/error.h"
 
 namespace dietcode {
@@ -15,29 +14,10 @@ namespace {
 constexpr const char* kInstallHint =
     "install the Debian package libopenblas0-openmp (or set DIETCODE_OPENBLAS_LIBRARY)";
 
-// Never dlclose'd: OpenBLAS keeps buffers and threads for the life of the process.
-void* open_first(const std::vector<std::string>& files, std::string* path, std::string* why) {
-  std::string first_error;
-  for (const std::string& file : files) {
-    if (void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-      *path = file;
-      return handle;
-    }
-    const char* reason = dlerror();
-    if (first_error.empty()) first_error = reason ? reason : file + ": cannot be loaded";
-  }
-  std::string tried;
-  for (size_t i = 1; i < files.size(); ++i) tried += (i > 1 ? ", " : "") + files[i];
-  *why = "no OpenBLAS: " + (files.empty() ? std::string("no library named") : first_error) +
-         (tried.empty() ? "" : " (also tried " + tried + ")") + "; " + kInstallHint;
-  return nullptr;
-}
-
+// fn from the library, or false with *why naming what is missing.
 template <typename Fn>
 bool resolve(void* handle, const std::string& path, const char* name, Fn& fn, std::string* why) {
-  dlerror();
-  fn = reinterpret_cast<Fn>(dlsym(handle, name));
-  if (fn) return true;
+  if (dlsym_into(handle, name, fn)) return true;
   *why = "no OpenBLAS: " + path + " has no " + name + " (is it OpenBLAS? " + kInstallHint + ")";
   return false;
 }
@@ -68,15 +48,17 @@ std::vector<std::string> openblas_candidates() {
 
 bool load_openblas(const std::vector<std::string>& files, OpenblasApi* out, std::string* why) {
   OpenblasApi api;
-  void* h = open_first(files, &api.path, why);
-  if (!h) return false;
+  void* h = dlopen_first(files, &api.path, why);
+  if (!h) {
+    *why = "no OpenBLAS: " + *why + "; " + kInstallHint;
+    return false;
+  }
   const std::string& p = api.path;
 #define DIETCODE_RESOLVE(name) resolve(h, p, #name, api.name, why)
-  const bool ok = DIETCODE_RESOLVE(cblas_sgemm) && DIETCODE_RESOLVE(openblas_set_num_threads) &&
-                  DIETCODE_RESOLVE(openblas_get_num_threads) &&
-                  DIETCODE_RESOLVE(openblas_get_config) &&
-                  DIETCODE_RESOLVE(openblas_get_corename) &&
-                  DIETCODE_RESOLVE(openblas_get_parallel);
+  const bool ok =
+      DIETCODE_RESOLVE(cblas_sgemm) && DIETCODE_RESOLVE(openblas_set_num_threads) &&
+      DIETCODE_RESOLVE(openblas_get_num_threads) && DIETCODE_RESOLVE(openblas_get_config) &&
+      DIETCODE_RESOLVE(openblas_get_corename) && DIETCODE_RESOLVE(openblas_get_parallel);
 #undef DIETCODE_RESOLVE
   if (!ok) return false;
   if (const char* config = api.openblas_get_config()) api.config = config;

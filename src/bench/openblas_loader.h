@@ -1,5 +1,5 @@
 // OpenBLAS (the OpenMP build, Debian libopenblas0-openmp), reached at run time and never
-// linked: the second CPU baseline `dietcode bench` times fp32 GEMMs against (cpu_baselines.cc).
+// linked: the second CPU baseline `dietcode bench` times fp32 GEMMs against (openblas_baseline.cc).
 //
 // Which file: the OpenMP variant, explicitly,
 //   /usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0
