@@ -1,8 +1,9 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
 //   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b]
-//   [--json] [--shard I/N] [--l2 flush|warm]
+//   [--json] [--shard I/N] [--l2 flush|warm] [--target cuda|cpu] [--threads N] [--cxx PATH]
 //
-// Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one) with
+// Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one; or,
+// with --target cpu, on this host's cores, tune_machine.h) with
 // the joint search over all shape instances (search/joint_search.h), appending every result to
 // the tuning log as it arrives; --devices shares the measuring among several GPUs of one model
 // (measure/measure_pool.h) without changing the log. The log is the state: a second run resumes
@@ -23,11 +24,10 @@
 
 #include "cli/app.h"
 #include "cli/tune_devices.h"
+#include "cli/tune_machine.h"
 #include "cli/tune_report.h"
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
-#include "nvrtc/kernel_cache.h"
-#include "nvrtc/nvrtc_compiler.h"
 #include "search/budget.h"
 #include "search/joint_search.h"
 #include "search/log_resume.h"
@@ -60,6 +60,10 @@ struct TuneOptions {
   std::string ops;
   std::string shard;  // "I/N"; empty: the whole workload
   std::string l2 = "flush";
+  std::string target = "cuda";
+  int threads = 0;  // --target cpu: 0 = every CPU of the affinity mask
+  bool threads_given = false;
+  std::string cxx;
   bool json = false;
 };
 
@@ -108,7 +112,7 @@ std::vector<std::string> split_list(const std::string& text) {
 // The ops to tune: --ops in workload order, else all; ops no template computes are left out
 // with a note.
 std::vector<const OpSpec*> select_ops(const Workload& workload, const std::string& list,
-                                      std::vector<std::string>& notes) {
+                                      Target target, std::vector<std::string>& notes) {
   std::vector<std::string> wanted = split_list(list);
   std::string all;
   for (const OpSpec& op : workload.ops) all += (all.empty() ? "" : ", ") + op.name;
@@ -122,9 +126,9 @@ std::vector<const OpSpec*> select_ops(const Workload& workload, const std::strin
   for (const OpSpec& op : workload.ops) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), op.name) == wanted.end())
       continue;
-    if (template_spaces_for(op).empty()) {
-      notes.push_back(fmt::format("{}: skipped: no template computes {} yet", op.name,
-                                  op_computation_text(op)));
+    if (template_spaces_for(op, target).empty()) {
+      notes.push_back(fmt::format("{}: skipped: no {} template computes {} yet", op.name,
+                                  to_string(target), op_computation_text(op)));
       continue;
     }
     ops.push_back(&op);
@@ -169,7 +173,7 @@ std::string nothing_passed(const JointSearchResult& result, const DeviceIdentity
   }
   return fmt::format(
       "dietcode tune: no candidate passed on {}: of {} kernels compiled in this run, {} did not "
-      "compile, {} exceeded the GPU's limits and {} failed when run (launch errors, timeouts, "
+      "compile, {} exceeded the device's limits and {} failed when run (launch errors, timeouts, "
       "wrong results); {} has each one's error",
       device.name, sum.compiled, sum.compile_errors, sum.over_limits, sum.failed_kernels,
       log_path);
@@ -180,11 +184,37 @@ void print_notes(const std::vector<std::string>& notes, bool quiet) {
   for (const std::string& note : notes) std::fprintf(stderr, "%s\n", note.c_str());
 }
 
+TuneMachineRequest machine_request(const TuneOptions& o) {
+  TuneMachineRequest r;
+  r.target = *parse_target(o.target);  // CLI11 checked it
+  r.gpu.simulate = o.simulate;
+  r.gpu.devices = o.devices;
+  r.gpu.device = o.device;
+  r.gpu.noise = o.noise;
+  r.gpu.seed = o.seed;
+  r.gpu.flush_l2 = o.l2 == "flush";
+  r.threads = o.threads;
+  r.cxx = o.cxx;
+  if (r.target == Target::kCpu) {
+    for (const auto& [given, name] : {std::pair{o.device_given, "--device"},
+                                      {o.devices_given, "--devices"},
+                                      {!o.simulate.empty(), "--simulate"}})
+      if (given) bad_option(fmt::format("{} is for GPUs; --target cpu tunes on this host", name));
+    if (o.threads_given && o.threads < 1)
+      bad_option(fmt::format("--threads: expected a positive integer, got {}", o.threads));
+  } else {
+    if (o.threads_given) bad_option("--threads is for --target cpu");
+    if (!o.cxx.empty()) bad_option("--cxx is for --target cpu");
+  }
+  return r;
+}
+
 int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   JointSearchOptions options = search_options(o);
+  const TuneMachineRequest request = machine_request(o);
   Workload workload = load_workload(o.workload);
   std::vector<std::string> notes;
-  std::vector<const OpSpec*> ops = select_ops(workload, o.ops, notes);
+  std::vector<const OpSpec*> ops = select_ops(workload, o.ops, request.target, notes);
   std::string log_path = o.log.empty() ? workload.name + ".jsonl" : o.log;
   if (!o.shard.empty()) {
     ShardSpec shard;
@@ -205,16 +235,8 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
     }
   }
 
-  NvrtcCompiler nvrtc;
-  CachingCompiler compiler(nvrtc, nvrtc.fingerprint(), default_kernel_cache_dir());
-  DeviceRequest request;
-  request.simulate = o.simulate;
-  request.devices = o.devices;
-  request.device = o.device;
-  request.noise = o.noise;
-  request.seed = o.seed;
-  request.flush_l2 = o.l2 == "flush";
-  TuneDevices devices = open_tune_devices(request, compiler);
+  TuneMachine machine = open_tune_machine(request);
+  TuneDevices& devices = machine.devices;
   const DeviceIdentity identity = devices.measurers[0]->device();
 
   if (o.fresh) {
@@ -230,15 +252,10 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
     const std::string on = devices.ordinals.size() == 1
                                ? identity.name
                                : fmt::format("{} x {}", devices.ordinals.size(), identity.name);
-    const std::string which = devices.ordinals.size() == 1 && devices.ordinals[0] == 0
-                                  ? ""
-                                  : ", GPU" +
-                                        std::string(devices.ordinals.size() == 1 ? " " : "s ") +
-                                        ordinals_text(devices.ordinals);
-    std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s%s, L2 %s)%s\n",
+    const std::string where = machine.where.empty() ? "" : ", " + machine.where;
+    std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s%s, %s)%s\n",
                  workload.name.c_str(), ops.size(), ops.size() == 1 ? "" : "s", on.c_str(),
-                 identity.arch.c_str(), which.c_str(),
-                 identity.l2 == "flush" ? "flushed before every timing" : "warm",
+                 identity.arch.c_str(), where.c_str(), machine.regime.c_str(),
                  identity.simulated ? ": SIMULATED, a model of the GPU, not measurements" : "");
     std::fprintf(progress_out, "log %s: %s\n", log_path.c_str(),
                  resume.records.empty()
@@ -251,14 +268,17 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
 
   TuningLogWriter writer(log_path);
   SearchEnvironment env;
-  env.compiler = &compiler;
+  env.compiler = machine.compiler.get();
   env.measurer = devices.measurers[0].get();
   env.pool = devices.pool.get();
   env.log = &writer;
+  env.target = machine.target;
   env.gpu = devices.gpu;
+  env.cpu = machine.cpu;
   env.device = identity;
   env.workload = workload.name;
-  JointSearch search(workload, ops, env, options);
+  JointSearch search(workload, ops, env, options,
+                     [&machine](const OpSpec& op) { return machine.spaces_for(op); });
   std::vector<const TuningRecord*> records;
   for (const TuningRecord& r : resume.records) records.push_back(&r);
   search.resume_from(records);
@@ -321,8 +341,17 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
       "Tune on several GPUs of this host at once: ordinals (0,1,3) or \"all\", all of one "
       "model. Kernels are compiled once and measured on whichever GPU is free; the log is the "
       "same as with one GPU");
-  auto* jobs =
-      cmd->add_option("--jobs", o->jobs, "Parallel NVRTC compiles (default: one per core)");
+  auto* jobs = cmd->add_option("--jobs", o->jobs,
+                               "Parallel compiles, NVRTC or C++ (default: one per core)");
+  cmd->add_option("--target", o->target,
+                  "cuda (default): tune on the GPU; cpu: tune the x86-64 templates on this "
+                  "host's cores, compiled by the system C++ compiler")
+      ->check(CLI::IsMember({"cuda", "cpu"}))
+      ->capture_default_str();
+  auto* threads = cmd->add_option(
+      "--threads", o->threads, "--target cpu: threads a kernel runs on (default: all cores)");
+  cmd->add_option("--cxx", o->cxx,
+                  "--target cpu: the C++ compiler (default: $CXX, else g++, else clang++)");
   cmd->add_option("--seed", o->seed, "Seed of the search (and of the simulated noise)")
       ->capture_default_str();
   cmd->add_flag("--fresh", o->fresh,
@@ -349,12 +378,14 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
       "  dietcode tune configs/workloads/bert_base_dense.json --simulate h100 --trials 32\n"
       "  dietcode tune w.json -o w.jsonl --time-budget 10m --ops qkv,fc1\n"
       "  dietcode tune w.json --devices all              (every GPU of this host)\n"
+      "  dietcode tune w.json --target cpu --time-budget 10m   (this host's CPU)\n"
       "  dietcode tune w.json --shard 3/8 -o w.3.jsonl   (one of 8 cluster jobs)\n"
       "  dietcode merge w.*.jsonl -o w.jsonl            (when all 8 are done)\n"
       "The log is the state: run the same command again to resume a stopped run; records of\n"
       "other GPUs in the log are ignored. Exit 1 for bad input, 2 when there is no GPU (use\n"
       "--simulate GPU to run against a model of one).\n");
-  cmd->callback([o, noise, jobs, device, devices, &global, &action] {
+  cmd->callback([o, noise, jobs, device, devices, threads, &global, &action] {
+    o->threads_given = threads->count() > 0;
     o->noise_given = noise->count() > 0;
     o->device_given = device->count() > 0;
     o->devices_given = devices->count() > 0;

@@ -77,6 +77,7 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
   out.plan.tile_m = p("MR");  // the register tile: where partial tiles begin
   out.plan.tile_n = p("NR");
   out.plan.threads = 0;  // the pack's and the measurer's thread pool decide
+  out.fixed_arch = x86_isa_level(mk.tmpl);
   out.source = load_template_source(data_dir() / "templates" / "x86", "ops_x86.h") +
                fmt::format(
                    "\n// ---- the candidate: {}\n"

@@ -118,6 +118,7 @@ std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu) {
 }
 
 std::string compile_arch(const GeneratedKernel& kernel, const std::string& device_arch) {
+  if (!kernel.fixed_arch.empty()) return kernel.fixed_arch;
   return device_arch + kernel.arch_suffix;
 }
 

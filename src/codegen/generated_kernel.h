@@ -47,6 +47,9 @@ struct GeneratedKernel {
   // PTX); "a" when it uses architecture-specific instructions (wgmma: sm_90a), so it must be
   // compiled for exactly that arch and has no PTX fallback. See compile_arch().
   std::string arch_suffix;
+  // Non-empty when the kernel is built for this one arch whatever the device: an x86 template's
+  // ISA level ("x86-64-v3" for AVX2, "x86-64-v4" for AVX-512), which a newer CPU runs as is.
+  std::string fixed_arch;
 };
 
 // The arch_suffix every kernel of a template gets: "a" for templates that use
@@ -57,6 +60,7 @@ std::string template_arch_suffix(const std::string& tmpl);
 std::string compile_arch(const GeneratedKernel& kernel, const GpuSpec& gpu);
 // The same, from the device's plain arch name ("sm_90" -> "sm_90a" for a wgmma kernel): the arch
 // a kernel is compiled for when tuning on that device, and whose binary and ptxas report count.
+// A kernel with a fixed_arch gets that (an AVX2 kernel is x86-64-v3's on a x86-64-v4 host).
 std::string compile_arch(const GeneratedKernel& kernel, const std::string& device_arch);
 
 // Generates the kernel for an op and a micro-kernel of a template that supports it.

@@ -107,6 +107,7 @@ double padding_factor(const LaunchPlan& plan, int bk, const GemmShape& shape) {
 }
 
 KernelProfile make_profile(const KernelCandidate& c) {
+  if (c.target == Target::kCpu) return make_x86_profile(c);
   KernelProfile p;
   p.tile_m = std::max(1, c.plan.tile_m);
   p.tile_n = std::max(1, c.plan.tile_n);
@@ -139,6 +140,7 @@ double reduce_kernel_bytes(const KernelProfile& p, const GemmShape& s) {
 
 AnalyticTerms analytic_terms(const KernelProfile& p, const GemmShape& shape,
                              const AnalyticParams& params) {
+  if (p.target == Target::kCpu) return x86_analytic_terms(p, shape, params);
   AnalyticTerms t;
   t.flops = shape.flops();
   t.grid_blocks = grid_of(p.tile_m, p.tile_n, p.split_k, shape).blocks();
@@ -156,7 +158,8 @@ AnalyticTerms analytic_terms(const KernelProfile& p, const GemmShape& shape,
 AnalyticTerms with_params(const AnalyticTerms& terms, const AnalyticParams& params) {
   AnalyticTerms t = terms;
   t.f_occ =
-      wave_occupancy_factor(t.grid_blocks, t.blocks_per_sm, t.sms, params.underfilled_sm_gamma);
+      wave_occupancy_factor(t.grid_blocks, t.blocks_per_sm, t.sms, params.underfilled_sm_gamma) *
+      t.balance;
   t.overhead_us = params.launch_overhead_us;
   t.bandwidth_efficiency = params.bandwidth_efficiency;
   return t;

@@ -81,15 +81,26 @@ struct KernelProfile {
   OccupancyLimits occupancy;
   double bandwidth_bytes_per_us = 1;  // nominal DRAM bandwidth
   double peak_flops_per_us = 1;
+  // The CPU target's (x86_analytic.cc): tile_m / tile_n are the register tile MR x NR, sms the
+  // threads, and how the threads split the output follows the template's own rule.
+  Target target = Target::kCuda;
+  int threads_m = 0;  // the THREADS_M tunable: 0 lets the kernel pick the split
+  int nc = 1;         // the NC tunable: B's column block, which A is packed again for
 };
 
+// Dispatches on c.target.
 KernelProfile make_profile(const KernelCandidate& c);
+// The CPU target's parts (x86_analytic.cc).
+KernelProfile make_x86_profile(const KernelCandidate& c);
 
 struct AnalyticTerms {
   double flops = 0;  // useful FLOPs of the shape
   int64_t grid_blocks = 0;
   int blocks_per_sm = 0;
   int sms = 1;
+  // The busiest worker's share of the work against a perfectly even split (the CPU's load
+  // balance over its threads); 1 on a GPU, whose waves f_occ models. Multiplies f_occ.
+  double balance = 1;
   double f_occ = 0;
   double f_pad = 0;
   double main_bytes = 0;    // DRAM bytes of the main kernel
@@ -108,8 +119,11 @@ struct AnalyticTerms {
   }
 };
 
+// Dispatches on profile.target.
 AnalyticTerms analytic_terms(const KernelProfile& profile, const GemmShape& shape,
                              const AnalyticParams& params);
+AnalyticTerms x86_analytic_terms(const KernelProfile& profile, const GemmShape& shape,
+                                 const AnalyticParams& params);
 
 // The same terms under other params (gamma, overhead, bandwidth efficiency), for fitting
 // those to measurements without the candidate at hand.

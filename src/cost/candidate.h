@@ -1,6 +1,7 @@
 // One micro-kernel as the cost model sees it, with everything its shape-independent
 // properties are computed from: the tunables, the launch plan code generation made for it,
-// what ptxas reported once it is compiled (absent before), the element type and the GPU.
+// what ptxas reported once it is compiled (absent before), the element type and the machine
+// (a GPU, or for the x86 templates a CPU).
 //
 // Tunable names are read by convention (tile M is "BM", per-thread tile "TM"/"TN", pipeline
 // depth "STAGES", vector width "VEC", K tile "BK"); the launch plan is authoritative for the
@@ -12,7 +13,9 @@
 
 #include "codegen/generated_kernel.h"
 #include "nvrtc/compiler.h"
+#include "space/cpu_spec.h"
 #include "space/gpu_spec.h"
+#include "space/target.h"
 #include "space/micro_kernel.h"
 #include "workload/workload.h"
 
@@ -23,7 +26,11 @@ struct KernelCandidate {
   LaunchPlan plan;
   std::optional<KernelResources> compiled;  // the main entry's ptxas report, once compiled
   DType dtype = DType::kFloat32;
+  // The machine the kernel runs on: the template's target says which of the two specs counts
+  // (features.h and analytic.h pick their target's terms by it).
+  Target target = Target::kCuda;
   GpuSpec gpu;
+  CpuSpec cpu;
 };
 
 // Bytes of one input/output element.

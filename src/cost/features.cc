@@ -12,7 +12,8 @@ namespace dietcode {
 const std::vector<std::string>& feature_tunable_names() {
   static const std::vector<std::string> names = {
       "BM", "BN", "BK", "WARPS_M", "WARPS_N", "THREADS_M", "THREADS_N",
-      "TM", "TN", "WM", "WN",      "STAGES",  "VEC",       "SPLITK"};
+      "TM", "TN", "WM", "WN",      "STAGES",  "VEC",       "SPLITK",
+      "MR", "NR", "KC", "MC", "NC", "LOOP_ORDER", "PACK_A", "PREFETCH", "UNROLL"};
   return names;
 }
 
@@ -39,7 +40,13 @@ const std::vector<std::string>& feature_names() {
                                 "shared_loads_per_fma",
                                 "blocks_per_sm",
                                 "occupancy",
-                                "tma_producer"})
+                                "tma_producer",
+                                "cpu",
+                                "vector_lanes",
+                                "accumulator_vectors",
+                                "l1_footprint",
+                                "l2_footprint",
+                                "l3_footprint"})
       n.push_back(derived);
     return n;
   }();
@@ -56,6 +63,12 @@ KernelFeatures kernel_features(const KernelCandidate& c) {
     auto it = c.mk.params.find(tunables[i]);
     f.values[size_t(Feature::kTunableBM) + i] =
         it == c.mk.params.end() ? std::numeric_limits<float>::quiet_NaN() : float(it->second);
+  }
+  constexpr float kMissing = std::numeric_limits<float>::quiet_NaN();
+  for (int i = int(Feature::kCpu) + 1; i < kFeatureCount; ++i) f.values[size_t(i)] = kMissing;
+  if (c.target == Target::kCpu) {
+    set_x86_features(c, f);
+    return f;
   }
 
   double tile_m = std::max(1, c.plan.tile_m), tile_n = std::max(1, c.plan.tile_n);

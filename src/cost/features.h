@@ -4,7 +4,7 @@
 //
 // Two groups:
 //   - the raw tunables, by conventional name (absent ones are NaN, which XGBoost treats as
-//     missing and routes by a learned default direction);
+//     missing and routes by a learned default direction); the x86 templates' names too;
 //   - derived quantities that hold across templates: block tile, threads, per-thread tile,
 //     registers, shared memory, tile arithmetic intensity (FLOPs per byte a block loads),
 //     shared-memory loads per FMA of a thread, and the occupancy at a full grid.
@@ -33,7 +33,17 @@ enum class Feature : int {
   kTunableStages,
   kTunableVec,
   kTunableSplitK,
-  // Derived, defined for every template.
+  // The x86 templates' tunables (THREADS_M above is theirs too).
+  kTunableMR,
+  kTunableNR,
+  kTunableKC,
+  kTunableMC,
+  kTunableNC,
+  kTunableLoopOrder,
+  kTunablePackA,
+  kTunablePrefetch,
+  kTunableUnroll,
+  // Derived, defined for every template (GPU-only ones are NaN for x86 templates).
   kTileM,
   kTileN,
   kTileK,
@@ -55,6 +65,13 @@ enum class Feature : int {
   kBlocksPerSm,
   kOccupancy,    // resident warps / max warps at a full grid
   kTmaProducer,  // 1 when stages are filled by TMA tensor copies (dense_wgmma PRODUCER=1)
+  // The CPU target's (NaN for GPU templates, but kCpu, which is 0 there).
+  kCpu,                 // 1 for x86 templates
+  kVectorLanes,         // fp32 lanes of a vector register: 8 (AVX2), 16 (AVX-512)
+  kAccumulatorVectors,  // MR * NR / lanes vector registers hold the C tile
+  kL1Footprint,         // KC * (MR + NR) * 4 bytes (the micro-panels of one k loop) / L1d
+  kL2Footprint,         // MC * KC * 4 bytes (the packed A block) / L2
+  kL3Footprint,         // KC * NC * 4 bytes (the packed B block) / L3
   kCount
 };
 
@@ -71,7 +88,11 @@ struct KernelFeatures {
   float operator[](Feature f) const { return values[size_t(f)]; }
 };
 
+// Dispatches on c.target: the tunables are read alike, the derived values are the target's.
 KernelFeatures kernel_features(const KernelCandidate& c);
+
+// The CPU target's derived features (x86_features.cc), into f (tunables already set).
+void set_x86_features(const KernelCandidate& c, KernelFeatures& f);
 
 // "BM=64 BN=64 ... occupancy=0.5": every feature by name, for logs and debugging.
 std::string describe(const KernelFeatures& features);

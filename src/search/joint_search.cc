@@ -15,7 +15,8 @@ JointSearch::JointSearch(const Workload& workload, std::vector<const OpSpec*> op
     : workload_(&workload), options_(options) {
   if (!env.compiler || !env.measurer)
     throw std::invalid_argument("JointSearch: a compiler and a measurer are required");
-  if (!spaces_for) spaces_for = [](const OpSpec& op) { return template_spaces_for(op); };
+  if (!spaces_for)
+    spaces_for = [target = env.target](const OpSpec& op) { return template_spaces_for(op, target); };
   for (const OpSpec* op : ops)
     searches_.push_back(std::make_unique<OpSearch>(workload, *op, env, options, spaces_for(*op)));
 }

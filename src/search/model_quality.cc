@@ -10,7 +10,7 @@
 namespace dietcode {
 
 CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& table,
-                                   const GpuSpec& gpu, const CostModelParams& params,
+                                   const MachineSpec& machine, const CostModelParams& params,
                                    double holdout_fraction, uint64_t seed,
                                    double regret_tolerance) {
   CostModelQuality q;
@@ -23,7 +23,7 @@ CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& 
   for (size_t k : usable) keys.push_back(book[k].key);
   const std::vector<int> fold = folds_by_group(keys, folds, seed);
 
-  OpCostModel model(table, gpu, params);
+  OpCostModel model(table, machine, params);
   std::vector<size_t> held_out;
   for (size_t j = 0; j < usable.size(); ++j) {
     if (fold[j] == 0) {

@@ -19,6 +19,7 @@
 #include "measure/measurer.h"
 #include "search/instance_table.h"
 #include "search/kernel_book.h"
+#include "space/machine_spec.h"
 
 namespace dietcode {
 
@@ -32,7 +33,7 @@ struct CostModelQuality {
 // Needs at least kMinKernelsForQuality usable kernels; seed picks the held-out ones.
 inline constexpr size_t kMinKernelsForQuality = 5;
 CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& table,
-                                   const GpuSpec& gpu, const CostModelParams& params,
+                                   const MachineSpec& machine, const CostModelParams& params,
                                    double holdout_fraction, uint64_t seed, double regret_tolerance);
 
 // The log line: {"kind": "cost_model_quality", "workload", "op", "device", "arch",

@@ -7,8 +7,9 @@
 
 namespace dietcode {
 
-OpCostModel::OpCostModel(const InstanceTable& table, const GpuSpec& gpu, CostModelParams params)
-    : table_(&table), gpu_(gpu), model_(params) {}
+OpCostModel::OpCostModel(const InstanceTable& table, const MachineSpec& machine,
+                         CostModelParams params)
+    : table_(&table), machine_(machine), model_(params) {}
 
 KernelCandidate OpCostModel::candidate(const MicroKernel& mk, const LaunchPlan& plan,
                                        const std::optional<KernelResources>& resources) const {
@@ -17,7 +18,9 @@ KernelCandidate OpCostModel::candidate(const MicroKernel& mk, const LaunchPlan& 
   c.plan = plan;
   c.compiled = resources;
   c.dtype = table_->op().dtype;
-  c.gpu = gpu_;
+  c.target = machine_.target;
+  c.gpu = machine_.gpu;
+  c.cpu = machine_.cpu;
   return c;
 }
 

@@ -1,5 +1,5 @@
 // The cost model of one op's search (cost/cost_model.h) fed from its KernelBook: kernels become
-// KernelCandidates (tunables, launch plan, ptxas report, dtype, GPU), measurements become
+// KernelCandidates (tunables, launch plan, ptxas report, dtype, machine), measurements become
 // training rows weighted by the instance's priority, and predictions come back for every
 // instance of the op at once.
 #pragma once
@@ -11,13 +11,13 @@
 #include "cost/cost_model.h"
 #include "search/instance_table.h"
 #include "search/kernel_book.h"
-#include "space/gpu_spec.h"
+#include "space/machine_spec.h"
 
 namespace dietcode {
 
 class OpCostModel {
  public:
-  OpCostModel(const InstanceTable& table, const GpuSpec& gpu, CostModelParams params = {});
+  OpCostModel(const InstanceTable& table, const MachineSpec& machine, CostModelParams params = {});
 
   KernelCandidate candidate(const MicroKernel& mk, const LaunchPlan& plan,
                             const std::optional<KernelResources>& resources) const;
@@ -40,7 +40,7 @@ class OpCostModel {
 
  private:
   const InstanceTable* table_;
-  GpuSpec gpu_;
+  MachineSpec machine_;
   CostModel model_;
 };
 

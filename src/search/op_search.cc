@@ -53,7 +53,7 @@ OpSearch::OpSearch(const Workload& workload, const OpSpec& op, const SearchEnvir
                  : std::nullopt),
       templates_(std::move(spaces)),
       book_(table_),
-      model_(std::make_unique<OpCostModel>(table_, env_.gpu, env_.cost_model)),
+      model_(std::make_unique<OpCostModel>(table_, env_.machine(), env_.cost_model)),
       rng_(op_seed(options.seed, op.name)),
       tracker_(options.budget.patience_rounds, options.budget.min_improvement) {
   const SpaceContext context{env_.gpu, *op_, largest_shape(table_)};
@@ -298,7 +298,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
 
 const CostModelQuality& OpSearch::evaluate_quality() {
   const auto start = std::chrono::steady_clock::now();
-  quality_ = evaluate_held_out(book_, table_, env_.gpu, env_.cost_model, options_.holdout_fraction,
+  quality_ = evaluate_held_out(book_, table_, env_.machine(), env_.cost_model, options_.holdout_fraction,
                                op_seed(options_.seed, op_->name), options_.regret_tolerance);
   stats_.model_seconds += seconds_since(start);
   // A run that measured nothing new has nothing new to say about the model.

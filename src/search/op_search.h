@@ -39,6 +39,7 @@
 #include "search/op_cost_model.h"
 #include "search/search_options.h"
 #include "search/tuning_log.h"
+#include "space/machine_spec.h"
 #include "space/space.h"
 
 namespace dietcode {
@@ -54,10 +55,20 @@ struct SearchEnvironment {
   // log gets the same lines in the same order.
   MeasurePool* pool = nullptr;
   TuningLogWriter* log = nullptr;  // null: results are kept in memory only
-  GpuSpec gpu;                     // the limits of the device measured on
+  // The target measured on (its templates are the ones searched) and its figures: the GPU's
+  // limits, or the CPU's caches, threads and peak.
+  Target target = Target::kCuda;
+  GpuSpec gpu;  // the limits of the GPU measured on
+  CpuSpec cpu;  // the CPU measured on
   DeviceIdentity device;
   std::string workload;  // the workload's name, for records
   CostModelParams cost_model;
+
+  MachineSpec machine() const {
+    MachineSpec m = target == Target::kCpu ? MachineSpec::of_cpu(cpu) : MachineSpec(gpu);
+    m.gpu = gpu;
+    return m;
+  }
 };
 
 struct OpSearchStats {

@@ -251,10 +251,12 @@ std::vector<MeasureResult> CpuMeasurer::measure(const std::vector<MeasureInput>&
       result.error = first_line(input.compiled.log, "the compiler gave no reason");
       continue;
     }
-    const ArchBinary* binary = binary_for(input.compiled, options_.arch);
+    // The kernel's own ISA level (an AVX2 kernel on a x86-64-v4 host is x86-64-v3's).
+    const std::string built_for = compile_arch(input.kernel, options_.arch);
+    const ArchBinary* binary = binary_for(input.compiled, built_for);
     if (!binary) {
       result.status = MeasureStatus::kCompileError;
-      result.error = fmt::format("no shared object for {} (built for: {})", options_.arch,
+      result.error = fmt::format("no shared object for {} (built for: {})", built_for,
                                  archs_of(input.compiled));
       continue;
     }

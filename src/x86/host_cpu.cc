@@ -169,9 +169,9 @@ struct Probe {
   int lanes;
 };
 
-Probe pick_probe(const HostCpu& cpu) {
-  if (cpu.avx512f) return {fma_chains_avx512, 16};
-  if (cpu.avx2 && cpu.fma) return {fma_chains_avx2, 8};
+Probe pick_probe(const HostCpu& cpu, int vector_bits) {
+  if (cpu.avx512f && (vector_bits == 0 || vector_bits >= 512)) return {fma_chains_avx512, 16};
+  if (cpu.avx2 && cpu.fma && (vector_bits == 0 || vector_bits >= 256)) return {fma_chains_avx2, 8};
   return {mul_add_chains_sse, 4};
 }
 
@@ -355,9 +355,9 @@ HostCpu detect_host_cpu(const std::string& sysfs_cpu_root) {
   return cpu;
 }
 
-double HostCpu::fp32_peak_gflops(int threads) const {
+double HostCpu::fp32_peak_gflops(int threads, int vector_bits) const {
   if (threads <= 0) threads = logical_cores;
-  const Probe probe = pick_probe(*this);
+  const Probe probe = pick_probe(*this, vector_bits);
   const double flops_per_iteration = double(kChains) * probe.lanes * 2.0;
 
   // Calibrate on this thread: enough iterations for ~25 ms per run.

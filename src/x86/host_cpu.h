@@ -89,8 +89,10 @@ struct HostCpu {
   // fp32 FMA throughput in GFLOP/s on `threads` threads (0 = logical_cores), each pinned to
   // its own CPU of the affinity mask: 12 independent FMA chains per thread (zmm when avx512f,
   // else ymm when avx2 and fma, else SSE mul + add), best of 3 runs of ~25 ms.
+  // vector_bits caps the width: 256 measures ymm FMAs on an AVX-512 CPU too (the AVX2
+  // template's peak, which on many CPUs is half the zmm one); 0 takes the widest.
   // Measured on every call (~80 ms); cache it if you call it often.
-  double fp32_peak_gflops(int threads) const;
+  double fp32_peak_gflops(int threads, int vector_bits = 0) const;
 };
 
 // The host, read once per call (cpuid, sysfs, sched_getaffinity; no probe).

@@ -30,7 +30,9 @@ TEST(CostFeatures, NamesAreFixedUniqueAndOrdered) {
   EXPECT_EQ(names[size_t(Feature::kTileM)], "tile_m");
   EXPECT_EQ(names[size_t(Feature::kTileIntensity)], "tile_intensity");
   EXPECT_EQ(names[size_t(Feature::kOccupancy)], "occupancy");
-  EXPECT_EQ(names.back(), "tma_producer");
+  EXPECT_EQ(names[size_t(Feature::kTmaProducer)], "tma_producer");
+  EXPECT_EQ(names[size_t(Feature::kTunableMR)], "MR");
+  EXPECT_EQ(names.back(), "l3_footprint");
 }
 
 TEST(CostFeatures, SimtGemmTile) {

@@ -1,0 +1,46 @@
+// What `dietcode tune` compiles with and measures on, for either target, so the tune command
+// itself never asks which:
+//   cuda  NVRTC through the kernel cache, one GPU or several (tune_devices.h), or a simulated
+//         one (a TEST DOUBLE);
+//   cpu   the system C++ compiler through the same cache, and this host's cores in a measuring
+//         worker (x86/cpu_measurer.h), with the CPU's figures (caches, FMA peak, bandwidth)
+//         probed once before the worker starts, so its pinned threads do not disturb them.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cli/tune_devices.h"
+#include "nvrtc/compiler.h"
+#include "nvrtc/kernel_cache.h"
+#include "space/cpu_spec.h"
+#include "space/target.h"
+#include "space/template_space.h"
+
+namespace dietcode::cli {
+
+struct TuneMachineRequest {
+  Target target = Target::kCuda;
+  DeviceRequest gpu;  // cuda: which GPUs, or which to simulate; flush_l2 counts for both
+  int threads = 0;    // cpu: workers a kernel gets; 0: every CPU of the affinity mask
+  std::string cxx;    // cpu: --cxx, the C++ compiler; empty: $CXX, g++, clang++
+};
+
+struct TuneMachine {
+  Target target = Target::kCuda;
+  std::unique_ptr<Compiler> backend;  // NVRTC or the C++ compiler
+  std::unique_ptr<CachingCompiler> compiler;
+  TuneDevices devices;  // the measurers; for the CPU one, and a default GpuSpec
+  CpuSpec cpu;          // cpu: the host's figures
+  std::string regime;   // for the header line: "L2 flushed before every timing", ...
+  std::string where;    // for the header line: "2 threads", "GPUs 0,1", or ""
+
+  // The templates an op may use here: the target's, and on a CPU only ISA levels it runs.
+  std::vector<const TemplateSpace*> spaces_for(const OpSpec& op) const;
+};
+
+// Throws EnvironmentError when there is nothing to tune on (no GPU, no NVRTC, no C++ compiler,
+// a CPU below x86-64-v3), UserError for bad requests.
+TuneMachine open_tune_machine(const TuneMachineRequest& request);
+
+}  // namespace dietcode::cli

@@ -1,0 +1,108 @@
+// The CPU target's analytic terms, in the slots the GPU's fill (analytic.h), so the learned
+// f_MK, the fitted overhead and the search stay target-blind:
+//   f_pad    the useful share of the MR x NR register tiles over the output (panels are
+//            zero-padded to whole tiles; K is never padded);
+//   balance  the load balance over the threads: the kernel cuts C into tm x tn private regions
+//            of whole register tiles (or hands out batch elements when there are at least as
+//            many as threads), and the busiest thread sets the time. The split is the
+//            template's own rule (templates/x86/gemm_x86.h: split_threads), copied here because
+//            the cost model cannot include a header full of intrinsics;
+//   memory   the operands from memory once, plus what the split makes the threads pack again
+//            (every row band packs all of its columns of B, every column band its rows of A),
+//            over the host's streaming bandwidth;
+//   peak     the threads' measured FMA peak for the template's vector width.
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "cost/analytic.h"
+
+namespace dietcode {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// gemm_x86.h's split_threads: tm row bands x tn column bands, tm * tn == threads; THREADS_M > 0
+// asks for its largest divisor of threads not above it, 0 for the least modelled work per
+// thread (padded FMAs plus the packing each band repeats).
+std::pair<int, int> split_threads(int threads, int threads_m, int64_t m, int64_t n, int64_t k,
+                                  int mr, int nr, int nc) {
+  int best_tm = 1;
+  if (threads_m > 0) {
+    for (int tm = 1; tm <= std::min(threads, threads_m); ++tm)
+      if (threads % tm == 0) best_tm = tm;
+  } else {
+    double best = 1e300;
+    for (int tm = 1; tm <= threads; ++tm) {
+      if (threads % tm) continue;
+      const int tn = threads / tm;
+      const double mb = double(round_up(ceil_div(m, tm), mr));
+      const double nb = double(round_up(ceil_div(n, tn), nr));
+      const double fma = mb * nb * double(k);
+      const double pack = 16.0 * double(k) * (nb + mb * double(ceil_div(int64_t(nb), nc)));
+      if (fma + pack < best) best = fma + pack, best_tm = tm;
+    }
+  }
+  return {best_tm, threads / best_tm};
+}
+
+int vector_lanes(const std::string& tmpl) {
+  return tmpl.find("avx512") != std::string::npos ? 16 : 8;
+}
+
+}  // namespace
+
+KernelProfile make_x86_profile(const KernelCandidate& c) {
+  KernelProfile p;
+  p.target = Target::kCpu;
+  p.tile_m = std::max(1, c.mk.get_or("MR", 1));
+  p.tile_n = std::max(1, c.mk.get_or("NR", 1));
+  p.threads_m = c.mk.get_or("THREADS_M", 0);
+  p.nc = std::max(1, c.mk.get_or("NC", 1));
+  p.element_bytes = element_bytes(c.dtype);
+  p.sms = std::max(1, c.cpu.threads);
+  p.occupancy.blocks_per_sm = 1;  // one region per thread at a time
+  p.occupancy.occupancy = 1;
+  p.bandwidth_bytes_per_us = c.cpu.mem_bandwidth_gbs * 1e3;  // 1 GB/s = 1e3 B/us
+  const int lanes = vector_lanes(c.mk.tmpl);
+  double per_thread = lanes == 16 ? c.cpu.gflops_per_thread_512 : c.cpu.gflops_per_thread_256;
+  // Unmeasured: two FMA pipes x lanes x 2 FLOPs at 3 GHz.
+  if (!(per_thread > 0)) per_thread = 2.0 * lanes * 2.0 * 3.0;
+  p.peak_flops_per_us = per_thread * p.sms * 1e3;  // 1 GFLOP/s = 1e3 FLOP/us
+  return p;
+}
+
+AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
+                                 const AnalyticParams& params) {
+  AnalyticTerms t;
+  t.flops = shape.flops();
+  const int threads = std::max(1, p.sms);
+  const int64_t m_tiles = ceil_div(shape.M, p.tile_m), n_tiles = ceil_div(shape.N, p.tile_n);
+  const double all_tiles = double(shape.batch) * double(m_tiles) * double(n_tiles);
+  double busiest_tiles = 0;  // register tiles of the busiest thread
+  int tm = 1, tn = 1;
+  if (shape.batch >= threads) {
+    busiest_tiles = double(ceil_div(shape.batch, threads)) * double(m_tiles) * double(n_tiles);
+  } else {
+    std::tie(tm, tn) = split_threads(threads, p.threads_m, shape.M, shape.N, shape.K, p.tile_m,
+                                     p.tile_n, p.nc);
+    busiest_tiles = double(shape.batch) * double(ceil_div(m_tiles, tm)) *
+                    double(ceil_div(n_tiles, tn));
+  }
+  t.balance = busiest_tiles > 0 ? all_tiles / (double(threads) * busiest_tiles) : 1;
+  t.f_pad = double(shape.M) * double(shape.N) /
+            (double(m_tiles * p.tile_m) * double(n_tiles * p.tile_n));
+  t.grid_blocks = threads;
+  t.blocks_per_sm = 1;
+  t.sms = threads;
+  const double batch = double(shape.batch), m = double(shape.M), n = double(shape.N),
+               k = double(shape.K);
+  t.main_bytes = batch * (m * k * tn + n * k * tm + m * n) * p.element_bytes;
+  t.bandwidth_bytes_per_us = p.bandwidth_bytes_per_us;
+  t.peak_flops_per_us = p.peak_flops_per_us;
+  return with_params(t, params);
+}
+
+}  // namespace dietcode

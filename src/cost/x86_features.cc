@@ -1,0 +1,63 @@
+// The CPU target's half of kernel_features: what an x86 micro-kernel's own throughput depends
+// on, from its tunables and the CPU's caches. The GPU's occupancy, warps, registers and shared
+// memory mean nothing here and stay NaN (missing, to XGBoost); the quantities both targets have
+// (register tile, K step, threads, tile intensity, operand loads per FMA) use the same columns.
+#include <algorithm>
+#include <limits>
+
+#include "cost/features.h"
+
+namespace dietcode {
+
+namespace {
+
+int vector_lanes(const KernelCandidate& c) {
+  return c.mk.tmpl.find("avx512") != std::string::npos ? 16 : 8;
+}
+
+double ratio(double bytes, int64_t cache_bytes) {
+  return cache_bytes > 0 ? bytes / double(cache_bytes) : std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
+
+void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
+  auto set = [&](Feature which, double v) { f.values[size_t(which)] = float(v); };
+  const double mr = c.mk.get_or("MR", 1), nr = c.mk.get_or("NR", 1);
+  const double kc = c.mk.get_or("KC", 1), mc = c.mk.get_or("MC", 1), nc = c.mk.get_or("NC", 1);
+  const int lanes = vector_lanes(c);
+  const double accumulators = mr * nr / lanes;
+  constexpr double kBytes = 4;  // fp32
+
+  for (Feature gpu_only : {Feature::kWarps, Feature::kStages, Feature::kSharedMemoryBytes,
+                           Feature::kBlocksPerSm, Feature::kOccupancy})
+    set(gpu_only, std::numeric_limits<double>::quiet_NaN());
+  set(Feature::kTileM, mr);
+  set(Feature::kTileN, nr);
+  set(Feature::kTileK, kc);
+  set(Feature::kThreads, std::max(1, c.cpu.threads));
+  set(Feature::kOutputsPerThread, mr * nr);
+  set(Feature::kThreadTileM, mr);
+  set(Feature::kThreadTileN, nr);
+  set(Feature::kVectorWidth, lanes);
+  set(Feature::kSplitK, 1);
+  // Vector registers: accumulators, one row of B (NR / lanes vectors) and a broadcast of A.
+  set(Feature::kRegisters, accumulators + nr / lanes + 1);
+  set(Feature::kRegistersEstimated, 1);
+  set(Feature::kElementBytes, kBytes);
+  set(Feature::kTensorCore, 0);
+  // Per k the register tile loads MR + NR elements for 2 * MR * NR FLOPs.
+  set(Feature::kTileIntensity, 2.0 * mr * nr / ((mr + nr) * kBytes));
+  // Per k: NR / lanes vector loads of B and MR broadcasts of A feed MR * NR / lanes vector FMAs.
+  set(Feature::kSharedLoadsPerFma, (nr / lanes + mr) / accumulators);
+  set(Feature::kTmaProducer, 0);
+
+  set(Feature::kCpu, 1);
+  set(Feature::kVectorLanes, lanes);
+  set(Feature::kAccumulatorVectors, accumulators);
+  set(Feature::kL1Footprint, ratio(kc * (mr + nr) * kBytes, c.cpu.l1d_bytes));
+  set(Feature::kL2Footprint, ratio(mc * kc * kBytes, c.cpu.l2_bytes));
+  set(Feature::kL3Footprint, ratio(kc * nc * kBytes, c.cpu.l3_bytes));
+}
+
+}  // namespace dietcode
