@@ -49,6 +49,19 @@ class Compiler {
  public:
   virtual ~Compiler() = default;
   virtual CompileResult compile(const CompileRequest& request) = 0;
+
+  // Several requests at once, results in request order. A compiler whose start-up dominates
+  // (the system C++ compiler: a process per call) does them in one invocation; the default
+  // compiles one after another.
+  virtual std::vector<CompileResult> compile_batch(const std::vector<CompileRequest>& requests) {
+    std::vector<CompileResult> out;
+    out.reserve(requests.size());
+    for (const CompileRequest& r : requests) out.push_back(compile(r));
+    return out;
+  }
+  // How many requests one compile_batch call should get (compile_all hands out chunks of up
+  // to this many); 1: batching gains nothing.
+  virtual int preferred_batch() const { return 1; }
 };
 
 }  // namespace dietcode

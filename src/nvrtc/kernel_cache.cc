@@ -106,4 +106,34 @@ CompileResult CachingCompiler::compile(const CompileRequest& request) {
   return result;
 }
 
+std::vector<CompileResult> CachingCompiler::compile_batch(
+    const std::vector<CompileRequest>& requests) {
+  std::vector<CompileResult> results(requests.size());
+  std::vector<size_t> missed;
+  std::vector<CompileRequest> misses;
+  std::vector<std::string> keys(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    keys[i] = key_text(requests[i]);
+    if (load(dir_ / (stable_hash_hex(keys[i]) + ".entry"), keys[i], &results[i])) {
+      ++hits_;
+      results[i].seconds = 0;
+      results[i].cache_hit = true;
+    } else {
+      missed.push_back(i);
+      misses.push_back(requests[i]);
+    }
+  }
+  if (misses.empty()) return results;
+  misses_ += long(misses.size());
+  std::vector<CompileResult> compiled = inner_.compile_batch(misses);
+  for (size_t j = 0; j < missed.size(); ++j) {
+    const size_t i = missed[j];
+    results[i] = std::move(compiled[j]);
+    results[i].cache_hit = false;
+    if (!store(dir_ / (stable_hash_hex(keys[i]) + ".entry"), encode_cache_entry(keys[i], results[i])))
+      ++write_failures_;
+  }
+  return results;
+}
+
 }  // namespace dietcode

@@ -39,6 +39,10 @@ class CachingCompiler : public Compiler {
 
   // Thread-safe.
   CompileResult compile(const CompileRequest& request) override;
+  // Hits come from the cache; the misses go to the inner compiler as one batch, and each
+  // result is stored under its own request's key. Thread-safe.
+  std::vector<CompileResult> compile_batch(const std::vector<CompileRequest>& requests) override;
+  int preferred_batch() const override { return inner_.preferred_batch(); }
 
   std::string key_text(const CompileRequest& request) const;
   std::filesystem::path entry_path(const CompileRequest& request) const;

@@ -23,17 +23,31 @@ std::vector<CompileResult> compile_all(Compiler& compiler,
   std::mutex mutex;  // guards first_error and on_done
   std::exception_ptr first_error;
 
-  // Requests are handed out one at a time rather than in fixed slices: compile times vary
-  // several-fold between candidates, and a fixed split would leave threads idle.
+  int jobs = options.jobs > 0 ? options.jobs : default_compile_jobs();
+  // Requests are handed out a chunk at a time rather than in fixed slices: compile times vary
+  // several-fold between candidates, and a fixed split would leave threads idle. A chunk is
+  // one request, or for a compiler that batches, up to its preferred batch but no more than
+  // an even share per job, so every job gets work.
+  const size_t share = (requests.size() + size_t(std::max(jobs, 1)) - 1) / size_t(std::max(jobs, 1));
+  const size_t chunk =
+      std::max<size_t>(1, std::min<size_t>(size_t(std::max(compiler.preferred_batch(), 1)), share));
   auto worker = [&] {
     while (!stop) {
-      size_t i = next++;
-      if (i >= requests.size()) return;
+      const size_t first = next.fetch_add(chunk);
+      if (first >= requests.size()) return;
+      const size_t last = std::min(requests.size(), first + chunk);
       try {
-        results[i] = compiler.compile(requests[i]);
+        if (chunk == 1) {
+          results[first] = compiler.compile(requests[first]);
+        } else {
+          std::vector<CompileRequest> batch(requests.begin() + long(first),
+                                            requests.begin() + long(last));
+          std::vector<CompileResult> done = compiler.compile_batch(batch);
+          for (size_t i = first; i < last; ++i) results[i] = std::move(done[i - first]);
+        }
         if (options.on_done) {
           std::lock_guard<std::mutex> lock(mutex);
-          options.on_done(i, results[i]);
+          for (size_t i = first; i < last; ++i) options.on_done(i, results[i]);
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
@@ -43,7 +57,6 @@ std::vector<CompileResult> compile_all(Compiler& compiler,
     }
   };
 
-  int jobs = options.jobs > 0 ? options.jobs : default_compile_jobs();
   jobs = static_cast<int>(std::min<size_t>(size_t(jobs), std::max<size_t>(requests.size(), 1)));
   if (jobs == 1) {
     worker();  // no thread for the common one-job case, so stacks and debuggers stay simple

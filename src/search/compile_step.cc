@@ -115,7 +115,9 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
         c.error = why;
         continue;
       }
-    c.duplicate_of = binaries.check_and_add(c.mk.key(), binary->cubin);
+    // The entry is part of what is run: candidates compiled in one batch share one shared
+    // object (the C++ compiler's), each with an entry of its own.
+    c.duplicate_of = binaries.check_and_add(c.mk.key(), c.kernel.plan.entry + '\n' + binary->cubin);
   }
   return out;
 }

@@ -372,7 +372,7 @@ class CpuWorker {
     for (int round = 0; round < warmup + repeats; ++round) {
       for (const auto& [i, s] : order) {
         if (!fns[i]) continue;  // failed earlier
-        if (evict) evict_caches(round);
+        if (evict && round >= warmup) evict_caches(round);  // warm-up runs need no eviction
         const auto start = Clock::now();
         const int rc = fns[i](&call_args[i][s], &rt);
         const auto end = Clock::now();

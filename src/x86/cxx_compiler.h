@@ -48,8 +48,8 @@
 // with the request (source, options, archs, name) that decides the output, so
 // CachingCompiler(CxxCompiler&, fingerprint(), dir) caches compile() unchanged. Timeouts are
 // results too and CachingCompiler caches them like compile errors (a loaded machine can
-// make one stick). compile_batch bypasses CachingCompiler, which has no batch entry yet (it
-// would look each request up, batch the misses, and store each result under its own key).
+// make one stick). CachingCompiler::compile_batch looks each request up, batches the misses
+// here, and stores each result under its own key.
 //
 // Thread-safe: nothing changes after construction; every compile has its own folder.
 #pragma once
@@ -79,7 +79,10 @@ class CxxCompiler : public Compiler {
 
   // One result per request, in request order (see the rules above for what a batched
   // source must obey). Thread-safe like compile().
-  std::vector<CompileResult> compile_batch(const std::vector<CompileRequest>& requests);
+  std::vector<CompileResult> compile_batch(const std::vector<CompileRequest>& requests) override;
+  // Candidates per invocation when compile_all hands them out: start-up is amortised by then
+  // and a batch still fails alone quickly enough when one request breaks it.
+  int preferred_batch() const override { return 8; }
 
   // "cxx /usr/bin/g++ [g++ (Debian 12.2.0-14+deb12u1) 12.2.0] -std=c++17 -O3 ...": part of
   // every kernel cache key.
