@@ -1,6 +1,8 @@
-// dietcode devices [--json]: the local GPUs with the limits the search enumerates within.
-// Without a driver or a GPU it exits 2 with the reason on stderr, and lists on stdout the
-// shipped GPU configs one can target instead, because that is what the user needs next.
+// dietcode devices [--json]: the local GPUs with the limits the search enumerates within, and
+// the host CPU (devices_cpu.h) that `tune --target cpu` runs on. Without a driver or a GPU it
+// exits 2 with the reason on stderr (scripts test for a GPU so), and lists on stdout the host
+// CPU and the shipped GPU configs one can target instead, because that is what the user needs
+// next.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "cli/app.h"
+#include "cli/devices_cpu.h"
 #include "common/error.h"
 #include "cuda/device_query.h"
 #include "cuda/driver.h"
@@ -80,10 +83,13 @@ int report_no_device(const std::string& why, const DevicesOptions& opt,
   fmt::print(stderr, "{}\n", why);
   const std::vector<GpuSpec> configs = shipped_configs();
   if (opt.json) {
-    json out = {
-        {"devices", json::array()}, {"error", why}, {"gpu_configs", config_list_json(configs)}};
+    json out = {{"devices", json::array()},
+                {"error", why},
+                {"cpu", host_cpu_json()},
+                {"gpu_configs", config_list_json(configs)}};
     fmt::print("{}\n", out.dump(2));
   } else if (!global.quiet) {
+    print_host_cpu(host_cpu_json());
     fmt::print("No local GPU; these shipped GPU configs can be targeted instead (--gpu ID):\n");
     for (const GpuSpec& s : configs) {
       fmt::print("  --gpu {:<8} {} ({}, {} SMs)\n", s.id, s.name, s.arch(), s.sms);
@@ -108,7 +114,9 @@ int run_devices(const DevicesOptions& opt, const GlobalOptions& global) {
 
   const std::vector<GpuSpec> shipped = shipped_configs();
   if (opt.json) {
-    json out = {{"driver_cuda_version", cuda_version_text(d->version)}, {"devices", json::array()}};
+    json out = {{"driver_cuda_version", cuda_version_text(d->version)},
+                {"devices", json::array()},
+                {"cpu", host_cpu_json()}};
     for (size_t i = 0; i < devices.size(); ++i) {
       json j = gpu_spec_to_json(devices[i]);
       j["ordinal"] = static_cast<int>(i);
@@ -126,6 +134,7 @@ int run_devices(const DevicesOptions& opt, const GlobalOptions& global) {
     print_device(static_cast<int>(i), devices[i], device_total_memory(static_cast<int>(i)),
                  peak_source(devices[i], shipped));
   }
+  print_host_cpu(host_cpu_json());
   return 0;
 }
 
@@ -133,12 +142,14 @@ int run_devices(const DevicesOptions& opt, const GlobalOptions& global) {
 
 void register_devices(CLI::App& app, GlobalOptions& global, Action& action) {
   auto opt = std::make_shared<DevicesOptions>();
-  auto* cmd = app.add_subcommand("devices", "List the local GPUs with the limits the search uses");
+  auto* cmd = app.add_subcommand(
+      "devices", "List the local GPUs with the limits the search uses, and the host CPU");
   cmd->add_flag("--json", opt->json, "Print the devices as JSON");
   add_global_flags(*cmd, global);
   cmd->footer(
-      "Exits 2 when there is no CUDA driver or no GPU, and then lists the shipped GPU configs\n"
-      "that tune --simulate and inspect --space --gpu can target instead.\n"
+      "Exits 2 when there is no CUDA driver or no GPU, and then lists the host CPU (tune\n"
+      "--target cpu) and the shipped GPU configs that tune --simulate and inspect --space --gpu\n"
+      "can target instead. The CPU's fp32 peak is measured by a short probe (~0.3 s).\n"
       "Example:\n"
       "  dietcode devices\n"
       "  dietcode devices --json\n");

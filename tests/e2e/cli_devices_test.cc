@@ -79,6 +79,26 @@ TEST(CliDevices, ReportsThisMachine) {
   EXPECT_THAT(run.out, HasSubstr("--gpu t4       Tesla T4 (sm_75, 40 SMs)"));
 }
 
+// The host CPU is listed with or without a GPU, its peak measured (not a datasheet figure).
+TEST(CliDevices, ListsTheHostCpuWithItsMeasuredPeak) {
+  CliRun run = run_cli("devices --json", with_fake_driver("FAKE_CUDA_INIT_RESULT=100"));
+  json cpu = json::parse(run.out)["cpu"];
+  EXPECT_FALSE(cpu["model_name"].get<std::string>().empty());
+  EXPECT_THAT(cpu["isa_level"].get<std::string>(), testing::StartsWith("x86-64-v"));
+  EXPECT_GE(cpu["logical_cores"].get<int>(), 1);
+  const double one = cpu["fp32_peak_gflops"]["one_thread"].get<double>();
+  const double all = cpu["fp32_peak_gflops"]["all_threads"].get<double>();
+  EXPECT_GT(one, 1.0);  // any x86-64 core does more than a GFLOP/s
+  EXPECT_GE(all, one * 0.5);
+  EXPECT_EQ(cpu.contains("fp32_peak_gflops") && cpu["avx512f"].get<bool>(),
+            cpu["fp32_peak_gflops"].contains("one_thread_256bit"));
+
+  run = run_cli("devices", with_fake_driver());
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_THAT(run.out, HasSubstr("host CPU: "));
+  EXPECT_THAT(run.out, HasSubstr("  fp32 FMA peak       "));
+}
+
 TEST(CliDevices, ListsTheFakeGpuAsJson) {
   CliRun run = run_cli("devices --json", with_fake_driver());
   ASSERT_EQ(run.exit_code, 0) << run.err;
