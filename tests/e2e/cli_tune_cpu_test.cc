@@ -1,0 +1,161 @@
+// `dietcode tune --target cpu` end to end, for real: the system C++ compiler builds the x86
+// candidates and this machine's cores time them in the measuring worker. Checks that the log
+// names the CPU and its ISA level, that every record is a measurement of this run's regime,
+// that a killed run resumes without measuring a pair twice, and that options meant for the
+// other target are refused with one line. Kept small (a few kernels of a tiny workload): CI
+// runs it on 2 cores.
+#include <gtest/gtest.h>
+#include <gmock/gmock.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "e2e/cli_util.h"
+#include "x86/host_cpu.h"
+
+namespace dietcode {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::CommandOptions;
+using test::CommandResult;
+using ::testing::HasSubstr;
+
+const std::string kWorkload = test::test_data_dir() + "/tune_small.json";
+
+std::vector<json> measurements(const std::string& log_text) {
+  std::vector<json> out;
+  std::istringstream in(log_text);
+  std::string line;
+  while (std::getline(in, line)) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("kind", "") == "measurement") out.push_back(j);
+  }
+  return out;
+}
+
+class CliTuneCpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (detect_host_cpu().isa_level_number < 3)
+      GTEST_SKIP() << "this CPU is below x86-64-v3, which every CPU template needs";
+    dir_ = fs::path(tmp_.path());
+    cache_ = fs::temp_directory_path() / ("dietcode_cli_tune_cpu_cache_" + std::to_string(getuid()));
+  }
+
+  CommandResult tune(const std::string& args, const fs::path& cache = {}) {
+    CommandOptions options;
+    options.cwd = dir_.string();
+    options.env = {{"DIETCODE_CACHE_DIR", (cache.empty() ? cache_ : cache).string()}};
+    std::vector<std::string> argv = {"tune", kWorkload};
+    for (const std::string& w : test::words(args)) argv.push_back(w);
+    return test::run_cli(argv, options);
+  }
+
+  test::TempDir tmp_;
+  fs::path dir_, cache_;
+};
+
+TEST_F(CliTuneCpu, RealRunNamesTheCpuAndItsIsaLevelInEveryRecord) {
+  CommandResult r =
+      tune("--target cpu --threads 2 --ops down --trials 4 --seed 3 --json -o cpu.jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_THAT(r.err, HasSubstr("tuning tune_small (1 op) on "));
+  EXPECT_THAT(r.err, HasSubstr("2 threads, caches evicted before every timing)"));
+  const json summary = json::parse(r.out);
+  EXPECT_EQ(summary["ops"][0]["trials"], 4);
+
+  const HostCpu cpu = detect_host_cpu();
+  const std::vector<json> records = measurements(test::read_file(dir_ / "cpu.jsonl"));
+  ASSERT_FALSE(records.empty());
+  size_t ok = 0;
+  for (const json& j : records) {
+    EXPECT_EQ(j["device"], cpu.model_name);
+    EXPECT_EQ(j["arch"], cpu.isa_level);
+    EXPECT_EQ(j["simulated"], false);
+    EXPECT_EQ(j["l2"], "flush");
+    EXPECT_THAT(j["mk"]["template"].get<std::string>(), testing::StartsWith("x86_"));
+    if (j["status"] == "ok") {
+      ++ok;
+      EXPECT_GT(j["latency_us"].get<double>(), 0);
+    }
+  }
+  EXPECT_GE(ok, 16u) << "at least one kernel timed on all 16 instances";
+}
+
+TEST_F(CliTuneCpu, KilledRunResumesMeasuringNoPairTwice) {
+  const fs::path cache = dir_ / "cache";  // its own: slow enough to be caught between rounds
+  const std::string log = (dir_ / "killed.jsonl").string();
+  const std::vector<std::string> argv = {test::cli_path(), "tune",     kWorkload, "--target",
+                                         "cpu",            "--ops",    "up",      "--trials",
+                                         "8",              "--seed",   "5",       "-q",
+                                         "-o",             log};
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("DIETCODE_CACHE_DIR", cache.c_str(), 1);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
+  std::error_code ec;
+  for (;;) {  // until the first records appear
+    const auto size = fs::file_size(log, ec);
+    if ((!ec && size > 0) || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
+  const std::string before = test::read_file_or_empty(log);
+  ASSERT_FALSE(before.empty());
+  const std::string complete = before.substr(0, before.rfind('\n') + 1);
+
+  CommandResult resumed =
+      tune("--target cpu --ops up --trials 8 --seed 5 --json -o killed.jsonl", cache);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.summary();
+  EXPECT_THAT(resumed.err, HasSubstr("resuming from"));
+  const std::string after = test::read_file_or_empty(log);
+  EXPECT_EQ(after.substr(0, complete.size()), complete);
+  EXPECT_EQ(json::parse(resumed.out)["ops"][0]["trials"], 8);
+  std::map<std::string, std::set<int64_t>> shapes;
+  for (const json& j : measurements(after))
+    EXPECT_TRUE(shapes[j["mk"].dump()].insert(j["shape"]["T"].get<int64_t>()).second)
+        << "measured twice: " << j.dump();
+  EXPECT_GE(shapes.size(), 1u);
+}
+
+TEST_F(CliTuneCpu, OptionsOfTheOtherTargetAreRefusedWithOneLine) {
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"--target cpu --simulate h100", "--simulate is for GPUs; --target cpu tunes on this host"},
+           {"--target cpu --devices all", "--devices is for GPUs"},
+           {"--target cpu --threads 0", "--threads: expected a positive integer, got 0"},
+           {"--threads 2", "--threads is for --target cpu"},
+           {"--cxx g++", "--cxx is for --target cpu"},
+           {"--target tpu", "--target"}}) {
+    CommandResult r = tune(args);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.summary();
+    EXPECT_THAT(r.err, HasSubstr(message)) << args;
+  }
+  CommandResult r = tune("--target cpu --cxx /nonexistent/g++ --trials 1");
+  EXPECT_EQ(r.exit_code, 2) << r.summary();
+  EXPECT_THAT(r.err, HasSubstr("/nonexistent/g++"));
+}
+
+}  // namespace
+}  // namespace dietcode
