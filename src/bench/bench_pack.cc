@@ -258,6 +258,12 @@ BenchPack parse_bench_pack(const std::string& manifest_text, const std::string& 
   pack.name = fields.get_string(fields.require(root, JsonPath(), "name"), JsonPath().key("name"));
   if (const ordered_json* archs = JsonFields::find(root, "archs"))
     pack.archs = string_list(fields, *archs, JsonPath().key("archs"));
+  if (const ordered_json* target = JsonFields::find(root, "target")) {
+    pack.target = fields.get_string(*target, JsonPath().key("target"));
+    if (pack.target != "cuda" && pack.target != "cpu")
+      fields.fail(JsonPath().key("target"),
+                  "expected \"cuda\" or \"cpu\", got \"" + pack.target + "\"");
+  }
   pack.vars = parse_vars(fields, root);
 
   const ordered_json& ops = fields.require(root, JsonPath(), "ops");

@@ -30,6 +30,9 @@ struct BenchPack {
   std::string file;  // as the user named it, for messages
   std::string name;
   std::vector<std::string> archs;
+  // What the pack runs on, from the manifest's "target": "cuda" (also when absent: packs from
+  // before the CPU target) or "cpu" (host pointers, the pack's own thread pool).
+  std::string target = "cuda";
   std::vector<ShapeVar> vars;  // tuned values, with the workload's weights where known
   std::vector<BenchOp> ops;
   std::string dims_from;  // "the pack's manifest" or the workload file

@@ -37,6 +37,8 @@ PackLibrary::PackLibrary(const std::string& path) : path_(path) {
     resolve(handle_, "dietcode_last_error", last_error_, path);
     resolve(handle_, "dietcode_select", select_, path);
     resolve(handle_, "dietcode_launch", launch_, path);
+    set_num_threads_ = reinterpret_cast<int (*)(int)>(dlsym(handle_, "dietcode_set_num_threads"));
+    num_threads_ = reinterpret_cast<int (*)()>(dlsym(handle_, "dietcode_num_threads"));
     const int version = abi_version_();
     if (version != DIETCODE_ABI_VERSION)
       throw UserError(path + ": pack ABI version " + std::to_string(version) +
@@ -71,6 +73,12 @@ int PackLibrary::launch(const std::string& op, void* const* args, int n_args, co
                         int n_values, void* stream) const {
   return launch_(op.c_str(), args, n_args, values, n_values, stream);
 }
+
+int PackLibrary::set_num_threads(int n) const {
+  return set_num_threads_ ? set_num_threads_(n) : -1;
+}
+
+int PackLibrary::num_threads() const { return num_threads_ ? num_threads_() : -1; }
 
 const char* pack_status_name(int status) {
   switch (status) {

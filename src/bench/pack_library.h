@@ -27,6 +27,12 @@ class PackLibrary {
   int launch(const std::string& op, void* const* args, int n_args, const int64_t* values,
              int n_values, void* stream) const;
 
+  // A CPU pack's thread pool (ABI 3: dietcode_set_num_threads / dietcode_num_threads), looked
+  // up by name so that packs without them still load. has_thread_control() is false then.
+  bool has_thread_control() const { return set_num_threads_ && num_threads_; }
+  int set_num_threads(int n) const;  // the pack's status code; -1 without thread control
+  int num_threads() const;           // the pool's size; -1 without thread control
+
  private:
   std::string path_;
   void* handle_ = nullptr;
@@ -35,6 +41,8 @@ class PackLibrary {
   const char* (*last_error_)() = nullptr;
   int (*select_)(const char*, const int64_t*, int) = nullptr;
   int (*launch_)(const char*, void* const*, int, const int64_t*, int, void*) = nullptr;
+  int (*set_num_threads_)(int) = nullptr;
+  int (*num_threads_)() = nullptr;
 };
 
 // "DIETCODE_ERR_CUDA" for a pack status code.

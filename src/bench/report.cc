@@ -25,6 +25,27 @@ double BenchRow::percent_of_peak() const {
   return peak_tflops > 0 && tflops >= 0 ? 100.0 * tflops / peak_tflops : -1;
 }
 
+BenchRow row_against(const BenchRow& row, const std::string& name) {
+  BenchRow out = row;
+  out.baseline_us = -1;
+  out.baseline.clear();
+  out.baseline_detail.clear();
+  for (const BaselineTiming& b : row.baselines)
+    if (b.name == name) {
+      out.baseline_us = b.us;
+      out.baseline = b.label;
+      out.baseline_detail = b.detail;
+    }
+  return out;
+}
+
+std::vector<BenchRow> rows_against(const std::vector<BenchRow>& rows, const std::string& name) {
+  std::vector<BenchRow> out;
+  out.reserve(rows.size());
+  for (const BenchRow& r : rows) out.push_back(row_against(r, name));
+  return out;
+}
+
 double weighted_geomean_speedup(const std::vector<BenchRow>& rows) {
   double weighted_log = 0, total_weight = 0, plain_log = 0;
   int count = 0;
@@ -92,13 +113,11 @@ json text_or_null(const std::string& text) { return text.empty() ? json(nullptr)
 
 }  // namespace
 
-std::string format_report(const BenchReport& report) {
-  std::string out = fmt::format("dietcode bench: {} on {}\n", report.pack, report.device);
-  out += fmt::format(
-      "baseline {}; {}; median of {} after {} warm-up launches, pack and baseline "
-      "interleaved in one stream\n",
-      report.baseline, report.l2_detail, plural(report.repeats, "run", "runs"), report.warmup);
+namespace {
 
+// The table's cells for a GPU report: one baseline column.
+std::vector<std::vector<std::string>> single_baseline_table(const BenchReport& report,
+                                                            std::vector<bool>* right) {
   std::vector<std::vector<std::string>> cells = {
       {"op", "shape", "pack us", baseline_label(report), "speedup", "TFLOP/s", "% peak", "check"}};
   for (const BenchRow& r : report.rows) {
@@ -106,7 +125,66 @@ std::string format_report(const BenchReport& report) {
                      figure(r.speedup(), "{:.2f}x"), figure(r.pack_tflops(), "{:.2f}"),
                      figure(r.percent_of_peak(), "{:.1f}%"), r.check});
   }
-  out += format_table(cells, {false, false, true, true, true, true, true, false});
+  *right = {false, false, true, true, true, true, true, false};
+  return cells;
+}
+
+// With several baselines (CPU): a time and a speedup column per baseline, GFLOP/s.
+std::vector<std::vector<std::string>> baseline_columns_table(const BenchReport& report,
+                                                             std::vector<bool>* right) {
+  std::vector<std::string> header = {"op", "shape", "pack us"};
+  *right = {false, false, true};
+  for (const auto& [name, label] : report.baseline_columns) {
+    header.push_back(name + " us");
+    header.push_back("vs " + name);
+    right->insert(right->end(), {true, true});
+  }
+  header.insert(header.end(), {"GFLOP/s", "% peak", "check"});
+  right->insert(right->end(), {true, true, false});
+  std::vector<std::vector<std::string>> cells = {header};
+  for (const BenchRow& r : report.rows) {
+    std::vector<std::string> line = {r.op, r.shape, figure(r.pack_us, "{:.2f}")};
+    for (const auto& [name, label] : report.baseline_columns) {
+      const BenchRow against = row_against(r, name);
+      line.push_back(figure(against.baseline_us, "{:.2f}"));
+      line.push_back(figure(against.speedup(), "{:.2f}x"));
+    }
+    const double tflops = r.pack_tflops();
+    line.insert(line.end(), {figure(tflops < 0 ? -1 : 1e3 * tflops, "{:.1f}"),
+                             figure(r.percent_of_peak(), "{:.1f}%"), r.check});
+    cells.push_back(std::move(line));
+  }
+  return cells;
+}
+
+// "weighted geometric-mean speedup over X: ..." and the worst instance, for `rows` against
+// the baseline `label`.
+std::string geomean_lines(const std::vector<BenchRow>& rows, const std::string& label) {
+  const double geomean = weighted_geomean_speedup(rows);
+  if (geomean <= 0) return "";
+  const int with_speedup = int(
+      std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.speedup() > 0; }));
+  std::string out = fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({})\n", label,
+                                geomean, plural(with_speedup, "instance", "instances"));
+  const BenchRow* worst = worst_row(rows);
+  out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us)\n", worst->op,
+                     worst->shape, worst->speedup(), worst->pack_us, label, worst->baseline_us);
+  return out;
+}
+
+}  // namespace
+
+std::string format_report(const BenchReport& report) {
+  std::string out = fmt::format("dietcode bench: {} on {}\n", report.pack, report.device);
+  out += fmt::format(
+      "baseline {}; {}; median of {} after {} warm-up launches, {}\n", report.baseline,
+      report.l2_detail, plural(report.repeats, "run", "runs"), report.warmup,
+      report.method.empty() ? "pack and baseline interleaved in one stream" : report.method);
+
+  std::vector<bool> right;
+  const auto cells = report.baseline_columns.empty() ? single_baseline_table(report, &right)
+                                                     : baseline_columns_table(report, &right);
+  out += format_table(cells, right);
 
   if (!report.baseline_per_op.empty()) {
     out += "baseline per op:\n";
@@ -117,19 +195,14 @@ std::string format_report(const BenchReport& report) {
   }
   for (const std::string& note : report.notes) out += "note: " + note + "\n";
 
-  const double geomean = weighted_geomean_speedup(report.rows);
-  const int with_speedup = int(std::count_if(report.rows.begin(), report.rows.end(),
-                                             [](const BenchRow& r) { return r.speedup() > 0; }));
-  if (geomean > 0) {
-    out += fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({})\n", report.baseline,
-                       geomean, plural(with_speedup, "instance", "instances"));
-    const BenchRow* worst = worst_row(report.rows);
-    out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us)\n", worst->op,
-                       worst->shape, worst->speedup(), worst->pack_us, report.baseline,
-                       worst->baseline_us);
+  std::string summary;
+  if (report.baseline_columns.empty()) {
+    summary = geomean_lines(report.rows, report.baseline);
   } else {
-    out += "no speedup to report: no instance has a baseline time\n";
+    for (const auto& [name, label] : report.baseline_columns)
+      summary += geomean_lines(rows_against(report.rows, name), label);
   }
+  out += summary.empty() ? "no speedup to report: no instance has a baseline time\n" : summary;
   if (int failures = failed_rows(report.rows))
     out += fmt::format("FAILED: {} with the baseline\n",
                        plural(failures, "instance disagrees", "instances disagree"));
@@ -158,7 +231,31 @@ json json_figure(double value, int decimals) {
 
 }  // namespace
 
+namespace {
+
+std::string csv_with_baseline_columns(const BenchReport& report) {
+  std::string out = "op,shape,pack_us";
+  for (const auto& [name, label] : report.baseline_columns)
+    out += "," + csv_field(name + "_us") + "," + csv_field(name + "_speedup");
+  out += ",pack_gflops,percent_of_peak,weight,check\n";
+  for (const BenchRow& r : report.rows) {
+    out += csv_field(r.op) + "," + csv_field(r.shape) + "," + csv_figure(r.pack_us, "{:.3f}");
+    for (const auto& [name, label] : report.baseline_columns) {
+      const BenchRow against = row_against(r, name);
+      out += "," + csv_figure(against.baseline_us, "{:.3f}") + "," +
+             csv_figure(against.speedup(), "{:.4f}");
+    }
+    const double tflops = r.pack_tflops();
+    out += fmt::format(",{},{},{:.6g},{}\n", csv_figure(tflops < 0 ? -1 : 1e3 * tflops, "{:.3f}"),
+                       csv_figure(r.percent_of_peak(), "{:.2f}"), r.weight, csv_field(r.check));
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string format_csv(const BenchReport& report) {
+  if (!report.baseline_columns.empty()) return csv_with_baseline_columns(report);
   std::string out =
       "op,shape,pack_us,baseline_us,speedup,pack_tflops,baseline_tflops,percent_of_peak,weight,"
       "check\n";
@@ -189,26 +286,60 @@ json report_json(const BenchReport& report) {
                     {"weight", r.weight},
                     {"flops", r.flops},
                     {"check", r.check}});
+    if (!r.baselines.empty()) {
+      json baselines = json::array();
+      for (const BaselineTiming& b : r.baselines)
+        baselines.push_back({{"name", b.name},
+                             {"label", b.label},
+                             {"detail", text_or_null(b.detail)},
+                             {"us", json_figure(b.us, 4)},
+                             {"speedup", json_figure(row_against(r, b.name).speedup(), 4)},
+                             {"check", b.check}});
+      rows.back()["baselines"] = baselines;
+    }
   }
+  // With several baselines the headline figures are against the first (oneDNN on the CPU).
+  const std::vector<BenchRow> headline =
+      report.baseline_columns.empty() ? report.rows
+                                      : rows_against(report.rows, report.baseline_columns[0].first);
   json worst = nullptr;
-  if (const BenchRow* w = worst_row(report.rows))
+  if (const BenchRow* w = worst_row(headline))
     worst = {{"op", w->op}, {"shape", w->shape}, {"speedup", json_figure(w->speedup(), 4)}};
   json per_op = json::object();
-  for (const auto& [op, what] : report.baseline_per_op) per_op[op] = what;
-  return {{"pack", report.pack},
-          {"device", report.device},
-          {"baseline", report.baseline},
-          {"l2", report.l2},
-          {"l2_detail", report.l2_detail},
-          {"date", report.date},
-          {"repeats", report.repeats},
-          {"warmup", report.warmup},
-          {"geomean_speedup", json_figure(weighted_geomean_speedup(report.rows), 4)},
-          {"worst", worst},
-          {"failures", failed_rows(report.rows)},
-          {"baseline_per_op", per_op},
-          {"notes", report.notes},
-          {"rows", rows}};
+  for (const auto& [op, what] : report.baseline_per_op)  // several baselines: joined by "; "
+    per_op[op] = per_op.contains(op) ? per_op[op].get<std::string>() + "; " + what : what;
+  json out = {{"pack", report.pack},
+              {"device", report.device},
+              {"baseline", report.baseline},
+              {"l2", report.l2},
+              {"l2_detail", report.l2_detail},
+              {"date", report.date},
+              {"repeats", report.repeats},
+              {"warmup", report.warmup},
+              {"geomean_speedup", json_figure(weighted_geomean_speedup(headline), 4)},
+              {"worst", worst},
+              {"failures", failed_rows(report.rows)},
+              {"baseline_per_op", per_op},
+              {"notes", report.notes},
+              {"rows", rows}};
+  out["target"] = report.target;
+  out["threads"] = report.threads > 0 ? json(report.threads) : json(nullptr);
+  if (!report.baseline_columns.empty()) {
+    json baselines = json::array();
+    for (const auto& [name, label] : report.baseline_columns) {
+      const std::vector<BenchRow> against = rows_against(report.rows, name);
+      json worst_against = nullptr;
+      if (const BenchRow* w = worst_row(against))
+        worst_against = {
+            {"op", w->op}, {"shape", w->shape}, {"speedup", json_figure(w->speedup(), 4)}};
+      baselines.push_back({{"name", name},
+                           {"label", label},
+                           {"geomean_speedup", json_figure(weighted_geomean_speedup(against), 4)},
+                           {"worst", worst_against}});
+    }
+    out["baselines"] = baselines;
+  }
+  return out;
 }
 
 }  // namespace dietcode

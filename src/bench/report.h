@@ -19,6 +19,17 @@
 
 namespace dietcode {
 
+// One baseline's figures in a row, where several baselines run per instance (a CPU pack is timed
+// against oneDNN and OpenBLAS at once).
+struct BaselineTiming {
+  std::string name;    // "onednn": the --baseline name, used for column names
+  std::string label;   // "oneDNN 2.6.3"
+  std::string detail;  // what it chose for this shape
+  double us = -1;      // < 0: it did not run this instance
+  std::string check = "ok";
+  bool failed = false;
+};
+
 struct BenchRow {
   std::string op;
   std::string shape;  // "T=37", or "B=2 T=37" for several variables
@@ -31,6 +42,9 @@ struct BenchRow {
   double peak_tflops = 0;       // the device's peak for the op's dtype; 0 when unknown
   std::string check = "ok";     // "ok", "unchecked (...)" or "mismatch: ..."
   bool failed = false;          // the results disagree: bench exits 1
+  // Every baseline that ran this instance, where several do (the CPU); the fields above then
+  // mirror the first of them that has a time. Empty on the GPU, where they are the one baseline.
+  std::vector<BaselineTiming> baselines;
 
   bool has_baseline() const { return baseline_us > 0; }
   double speedup() const;          // baseline_us / pack_us; -1 without a baseline
@@ -52,7 +66,21 @@ struct BenchReport {
   std::vector<std::pair<std::string, std::string>> baseline_per_op;
   std::vector<std::string> notes;  // one line each, printed under the table
   std::vector<BenchRow> rows;
+
+  std::string target = "cuda";  // the pack's: "cuda" or "cpu"
+  int threads = 0;              // CPU: the threads pack and baselines each ran on; 0 on the GPU
+  // How the runs were interleaved, for the header; empty: the GPU's one stream.
+  std::string method;
+  // Several baselines, one column each, in this order: {name, label}, e.g. {"onednn",
+  // "oneDNN 2.6.3"}. Empty: one baseline column from the rows' own fields (the GPU).
+  std::vector<std::pair<std::string, std::string>> baseline_columns;
 };
+
+// `row` with the fields of its baseline `name` (from row.baselines) as its baseline, or with
+// none when that baseline did not run it; the geomean and worst-instance functions below then
+// answer for that baseline alone.
+BenchRow row_against(const BenchRow& row, const std::string& name);
+std::vector<BenchRow> rows_against(const std::vector<BenchRow>& rows, const std::string& name);
 
 // The weighted geometric mean of the rows' speedups (see above); -1 when no row has one.
 // Rows of weight 0 count with weight 0; when every weight is 0 the mean is unweighted.
@@ -70,13 +98,18 @@ std::string format_report(const BenchReport& report);
 
 // One line per row under a header line; empty fields where a figure does not exist.
 //   op,shape,pack_us,baseline_us,speedup,pack_tflops,baseline_tflops,percent_of_peak,weight,check
+// With several baseline columns (CPU), two fields per baseline and GFLOP/s:
+//   op,shape,pack_us,onednn_us,onednn_speedup,openblas_us,openblas_speedup,pack_gflops,
+//   percent_of_peak,weight,check
 std::string format_csv(const BenchReport& report);
 
 // {"pack", "device", "baseline", "l2", "l2_detail", "date", "repeats", "warmup",
 //  "geomean_speedup", "worst": {...} | null, "failures", "baseline_per_op", "notes",
 //  "rows": [{"op", "shape", "baseline", "baseline_detail", "pack_us", "baseline_us", "speedup",
 //            "pack_tflops", "baseline_tflops", "percent_of_peak", "weight", "flops", "check"}]}
-// Figures that do not exist are null.
+// Figures that do not exist are null. Every report also has "target" and "threads" (null on the
+// GPU); with several baseline columns it has "baselines": [{"name", "label", "geomean_speedup",
+// "worst"}] and each row "baselines": [{"name", "label", "detail", "us", "speedup", "check"}].
 nlohmann::json report_json(const BenchReport& report);
 
 }  // namespace dietcode

@@ -51,6 +51,8 @@ const char kPackColour[] = "#0072B2";
 const char kBaselineColour[] = "#E69F00";
 const char kSpeedupColour[] = "#009E73";
 const char kFailColour[] = "#D55E00";
+// Further baselines' latency lines (Okabe-Ito reddish purple, sky blue, yellow).
+const char* const kMoreBaselineColours[] = {"#CC79A7", "#56B4E9", "#F0E442"};
 
 constexpr double kPanelW = 560, kPanelH = 300;
 constexpr double kLeft = 64, kRight = 60, kTop = 34, kBottom = 52;  // margins inside a panel
@@ -71,6 +73,21 @@ struct Panel {
   std::vector<const BenchRow*> rows;
 };
 
+// The baselines drawn as latency lines beyond the rows' own one: the report's further baseline
+// columns (CPU), each with its colour.
+struct ExtraBaseline {
+  std::string name, label;
+  const char* colour;
+};
+
+std::vector<ExtraBaseline> extra_baselines(const BenchReport& report) {
+  std::vector<ExtraBaseline> out;
+  for (size_t i = 1; i < report.baseline_columns.size(); ++i)
+    out.push_back({report.baseline_columns[i].first, report.baseline_columns[i].second,
+                   kMoreBaselineColours[(i - 1) % 3]});
+  return out;
+}
+
 std::string polyline(const std::vector<std::pair<double, double>>& points, const char* colour,
                      const char* extra = "") {
   if (points.empty()) return "";
@@ -85,7 +102,8 @@ std::string polyline(const std::vector<std::pair<double, double>>& points, const
       extra);
 }
 
-std::string render_panel(const Panel& panel, const std::string& baseline, double ox, double oy) {
+std::string render_panel(const Panel& panel, const std::string& baseline,
+                         const std::vector<ExtraBaseline>& extras, double ox, double oy) {
   const double x0 = ox + kLeft, x1 = ox + kPanelW - kRight;
   const double y0 = oy + kPanelH - kBottom, y1 = oy + kTop;
   const size_t n = panel.rows.size();
@@ -95,6 +113,8 @@ std::string render_panel(const Panel& panel, const std::string& baseline, double
   bool any_speedup = false;
   for (const BenchRow* r : panel.rows) {
     max_us = std::max({max_us, r->pack_us, r->baseline_us});
+    for (const ExtraBaseline& e : extras)
+      max_us = std::max(max_us, row_against(*r, e.name).baseline_us);
     if (r->speedup() > 0) any_speedup = true, max_speedup = std::max(max_speedup, r->speedup());
   }
   const double us_step = nice_tick_step(max_us * 1.05, 5);
@@ -154,6 +174,14 @@ std::string render_panel(const Panel& panel, const std::string& baseline, double
         xml_escape(baseline));
   }
   out += polyline(base, kBaselineColour);
+  for (const ExtraBaseline& e : extras) {
+    std::vector<std::pair<double, double>> points;
+    for (size_t i = 0; i < n; ++i) {
+      const BenchRow against = row_against(*panel.rows[i], e.name);
+      if (against.has_baseline()) points.emplace_back(x_of(i), y_us(against.baseline_us));
+    }
+    out += polyline(points, e.colour);
+  }
   out += polyline(pack, kPackColour);
   out += polyline(speed, kSpeedupColour, " stroke-dasharray=\"5,3\"");
   for (size_t i = 0; i < n; ++i) {
@@ -171,7 +199,12 @@ std::string legend(const BenchReport& report, double x, double y) {
     const char* dash;
   };
   std::vector<Item> items = {{kPackColour, "pack (dietcode)", ""}};
-  if (report.baseline != "none") {
+  if (!report.baseline_columns.empty()) {
+    items.push_back({kBaselineColour, report.baseline_columns[0].second, ""});
+    for (const ExtraBaseline& e : extra_baselines(report)) items.push_back({e.colour, e.label, ""});
+    items.push_back({kSpeedupColour, "speedup over " + report.baseline_columns[0].first, "5,3"});
+    items.push_back({kSpeedupColour, "1.0x: break-even", "2,2"});
+  } else if (report.baseline != "none") {
     items.push_back({kBaselineColour, report.baseline, ""});
     items.push_back({kSpeedupColour, "speedup (right axis)", "5,3"});
     items.push_back({kSpeedupColour, "1.0x: break-even", "2,2"});
@@ -193,9 +226,14 @@ std::string legend(const BenchReport& report, double x, double y) {
 }  // namespace
 
 std::string render_svg(const BenchReport& report) {
+  // With several baselines, the rows' own baseline (line and speedup) is the first column's.
+  const std::vector<BenchRow> rows =
+      report.baseline_columns.empty() ? report.rows
+                                      : rows_against(report.rows, report.baseline_columns[0].first);
+  const std::vector<ExtraBaseline> extras = extra_baselines(report);
   std::vector<Panel> panels;
   std::map<std::string, size_t> index;
-  for (const BenchRow& r : report.rows) {
+  for (const BenchRow& r : rows) {
     auto [it, added] = index.emplace(r.op, panels.size());
     if (added) panels.push_back({r.op, {}});
     panels[it->second].rows.push_back(&r);
@@ -207,10 +245,11 @@ std::string render_svg(const BenchReport& report) {
 
   std::string title = fmt::format("dietcode pack vs {} on {}", report.baseline, report.device);
   std::string subtitle =
-      fmt::format("{} | L2 {} | median of {} runs", report.date, report.l2, report.repeats);
-  const double geomean = weighted_geomean_speedup(report.rows);
+      fmt::format("{} | {} {} | median of {} runs", report.date,
+                  report.target == "cpu" ? "caches" : "L2", report.l2, report.repeats);
+  const double geomean = weighted_geomean_speedup(rows);
   if (geomean > 0) {
-    const BenchRow* worst = worst_row(report.rows);
+    const BenchRow* worst = worst_row(rows);
     subtitle += fmt::format(" | weighted geomean speedup {:.2f}x, worst {} {} {:.2f}x", geomean,
                             worst->op, worst->shape, worst->speedup());
   }
@@ -244,7 +283,7 @@ std::string render_svg(const BenchReport& report) {
         baseline = r->baseline;
         break;
       }
-    out += render_panel(panels[p], baseline, ox, oy);
+    out += render_panel(panels[p], baseline, extras, ox, oy);
   }
   return out + "</svg>\n";
 }
