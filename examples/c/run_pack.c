@@ -1,12 +1,16 @@
-/* run_pack: load a dietcode kernel pack with dlopen, run one of its ops on the GPU and check
- * the result against a CPU reference. Plain C99; needs neither the pack's header nor libcuda
- * at build time (the driver is dlopen'ed too, as the pack itself does).
+/* run_pack: load a dietcode kernel pack with dlopen, run one of its ops (on the GPU for a GPU
+ * pack, on the host for a CPU pack) and check the result against a reference computed here.
+ * Plain C99; needs neither the pack's header nor libcuda at build time (the driver is
+ * dlopen'ed too, as the pack itself does, and only for a GPU pack).
  *
  *   run_pack libbert_dense.so [OP] [VAR=VALUE ...]      e.g.  run_pack libbert_dense.so qkv T=37
  *
  * OP defaults to the pack's first op, each shape variable to the middle of its tuned range.
- * Exit status: 0 the result matches, 1 it does not or something failed, 77 no GPU here (the
- * manifest and the dispatcher still work, and are shown).
+ * Exit status: 0 the result matches, 1 it does not or something failed, 77 a GPU pack and no
+ * GPU here (the manifest and the dispatcher still work, and are shown).
+ *
+ * It calls only functions of ABI version 1, so it works with a pack of any version (versions
+ * only add: a program checks `dietcode_abi_version() >= N`, never `==`).
  *
  * The manifest is JSON; a few helpers below read the handful of fields this program needs
  * (a real program would use its JSON library, or the pack's header and typed wrappers).
@@ -192,6 +196,90 @@ static void* driver(const char* name) {
     if (status_) fprintf(stderr, "%s: CUDA error %d\n", #call, status_), exit(1); \
   } while (0)
 
+/* ---- one launch, on the host or on the GPU ---------------------------------------------- */
+
+typedef int (*launch_fn)(const char*, void* const*, int, const int64_t*, int, void*);
+
+struct Call {
+  launch_fn launch;
+  const char* (*last_error)(void);
+  const char* op;
+  const int64_t* values;
+  int n_values;
+  void *a, *b, *bias, *c; /* host buffers; bias NULL when the op has none */
+  size_t a_bytes, b_bytes, bias_bytes, c_bytes;
+};
+
+/* A CPU pack: host pointers and a NULL stream; the call returns when the output is written. */
+static int run_on_host(const struct Call* c) {
+  void* args[4];
+  int n_args = 0;
+  args[n_args++] = c->a;
+  args[n_args++] = c->b;
+  if (c->bias) args[n_args++] = c->bias;
+  args[n_args++] = c->c;
+  int status = c->launch(c->op, args, n_args, c->values, c->n_values, NULL);
+  if (status) return fprintf(stderr, "dietcode_launch: %d: %s\n", status, c->last_error()), 1;
+  return 0;
+}
+
+/* A GPU pack: the buffers go to the GPU and back. No driver or no GPU: say so (77: skipped). */
+static int run_on_gpu(const struct Call* c) {
+  /* The driver. No driver or no GPU: say so and stop (77: skipped). */
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!cuda) {
+    printf("no GPU: libcuda.so.1 cannot be loaded (no NVIDIA driver on this machine); the "
+           "manifest and the dispatcher above need none, launching does\n");
+    return 77;
+  }
+  get_proc = (get_proc_fn)dlsym(cuda, "cuGetProcAddress_v2");
+  if (!get_proc) return printf("no GPU: the NVIDIA driver is older than CUDA 12\n"), 77;
+  int (*cuInit)(unsigned) = (int (*)(unsigned))driver("cuInit");
+  int (*cuDeviceGet)(int*, int) = (int (*)(int*, int))driver("cuDeviceGet");
+  int (*cuPrimaryCtxRetain)(void**, int) = (int (*)(void**, int))driver("cuDevicePrimaryCtxRetain");
+  int (*cuCtxSetCurrent)(void*) = (int (*)(void*))driver("cuCtxSetCurrent");
+  int (*cuMemAlloc)(uint64_t*, size_t) = (int (*)(uint64_t*, size_t))driver("cuMemAlloc");
+  int (*cuMemFree)(uint64_t) = (int (*)(uint64_t))driver("cuMemFree");
+  int (*cuHtoD)(uint64_t, const void*, size_t) =
+      (int (*)(uint64_t, const void*, size_t))driver("cuMemcpyHtoD");
+  int (*cuDtoH)(void*, uint64_t, size_t) = (int (*)(void*, uint64_t, size_t))driver("cuMemcpyDtoH");
+  int (*cuCtxSynchronize)(void) = (int (*)(void))driver("cuCtxSynchronize");
+  if (cuInit(0) != 0) return printf("no GPU: cuInit failed (no CUDA-capable device)\n"), 77;
+  int device;
+  void* ctx;
+  CU(cuDeviceGet(&device, 0));
+  CU(cuPrimaryCtxRetain(&ctx, device));
+  CU(cuCtxSetCurrent(ctx));
+
+  /* The inputs on the GPU. */
+  uint64_t d_a, d_b, d_bias = 0, d_c;
+  CU(cuMemAlloc(&d_a, c->a_bytes));
+  CU(cuMemAlloc(&d_b, c->b_bytes));
+  CU(cuMemAlloc(&d_c, c->c_bytes));
+  CU(cuHtoD(d_a, c->a, c->a_bytes));
+  CU(cuHtoD(d_b, c->b, c->b_bytes));
+  if (c->bias) {
+    CU(cuMemAlloc(&d_bias, c->bias_bytes));
+    CU(cuHtoD(d_bias, c->bias, c->bias_bytes));
+  }
+  void* args[4];
+  int n_args = 0;
+  args[n_args++] = (void*)(uintptr_t)d_a;
+  args[n_args++] = (void*)(uintptr_t)d_b;
+  if (c->bias) args[n_args++] = (void*)(uintptr_t)d_bias;
+  args[n_args++] = (void*)(uintptr_t)d_c;
+  int status = c->launch(c->op, args, n_args, c->values, c->n_values, NULL);
+  if (status) return fprintf(stderr, "dietcode_launch: %d: %s\n", status, c->last_error()), 1;
+  CU(cuCtxSynchronize());
+  CU(cuDtoH(c->c, d_c, c->c_bytes));
+  cuMemFree(d_a);
+  cuMemFree(d_b);
+  cuMemFree(d_c);
+  if (d_bias) cuMemFree(d_bias);
+  return 0;
+
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s libNAME.so [OP] [VAR=VALUE ...]\n", argv[0]);
@@ -203,9 +291,7 @@ int main(int argc, char** argv) {
   const char* (*last_error)(void) = (const char* (*)(void))dlsym(pack, "dietcode_last_error");
   int (*select)(const char*, const int64_t*, int) =
       (int (*)(const char*, const int64_t*, int))dlsym(pack, "dietcode_select");
-  int (*launch)(const char*, void* const*, int, const int64_t*, int, void*) =
-      (int (*)(const char*, void* const*, int, const int64_t*, int, void*))dlsym(
-          pack, "dietcode_launch");
+  launch_fn launch = (launch_fn)dlsym(pack, "dietcode_launch");
   if (!manifest || !select || !launch || !last_error)
     return fprintf(stderr, "%s is not a dietcode kernel pack\n", argv[1]), 1;
 
@@ -271,60 +357,24 @@ int main(int argc, char** argv) {
   int transpose_b = member(op, "transpose_b") && *ws(member(op, "transpose_b")) == 't';
   int has_bias = strstr(epilogue, "bias") != NULL;
 
-  /* The driver. No driver or no GPU: say so and stop (77: skipped). */
-  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!cuda) {
-    printf("no GPU: libcuda.so.1 cannot be loaded (no NVIDIA driver on this machine); the "
-           "manifest and the dispatcher above need none, launching does\n");
-    return 77;
-  }
-  get_proc = (get_proc_fn)dlsym(cuda, "cuGetProcAddress_v2");
-  if (!get_proc) return printf("no GPU: the NVIDIA driver is older than CUDA 12\n"), 77;
-  int (*cuInit)(unsigned) = (int (*)(unsigned))driver("cuInit");
-  int (*cuDeviceGet)(int*, int) = (int (*)(int*, int))driver("cuDeviceGet");
-  int (*cuPrimaryCtxRetain)(void**, int) = (int (*)(void**, int))driver("cuDevicePrimaryCtxRetain");
-  int (*cuCtxSetCurrent)(void*) = (int (*)(void*))driver("cuCtxSetCurrent");
-  int (*cuMemAlloc)(uint64_t*, size_t) = (int (*)(uint64_t*, size_t))driver("cuMemAlloc");
-  int (*cuMemFree)(uint64_t) = (int (*)(uint64_t))driver("cuMemFree");
-  int (*cuHtoD)(uint64_t, const void*, size_t) =
-      (int (*)(uint64_t, const void*, size_t))driver("cuMemcpyHtoD");
-  int (*cuDtoH)(void*, uint64_t, size_t) = (int (*)(void*, uint64_t, size_t))driver("cuMemcpyDtoH");
-  int (*cuCtxSynchronize)(void) = (int (*)(void))driver("cuCtxSynchronize");
-  if (cuInit(0) != 0) return printf("no GPU: cuInit failed (no CUDA-capable device)\n"), 77;
-  int device;
-  void* ctx;
-  CU(cuDeviceGet(&device, 0));
-  CU(cuPrimaryCtxRetain(&ctx, device));
-  CU(cuCtxSetCurrent(ctx));
-
-  /* Inputs on the host (rounded to the element type) and on the GPU. */
+  /* Inputs on the host, rounded to the element type. */
   unsigned seed = 12345;
   size_t elem = type == F32 ? 4 : 2;
   void *raw_a, *raw_b, *raw_bias = NULL;
   float* a = fill(B * M * K, type, &raw_a, &seed);
   float* b = fill(B * N * K, type, &raw_b, &seed);
   float* bias = has_bias ? fill(N, type, &raw_bias, &seed) : NULL;
-  uint64_t d_a, d_b, d_bias = 0, d_c;
-  CU(cuMemAlloc(&d_a, B * M * K * elem));
-  CU(cuMemAlloc(&d_b, B * N * K * elem));
-  CU(cuMemAlloc(&d_c, B * M * N * elem));
-  CU(cuHtoD(d_a, raw_a, B * M * K * elem));
-  CU(cuHtoD(d_b, raw_b, B * N * K * elem));
-  if (has_bias) {
-    CU(cuMemAlloc(&d_bias, N * elem));
-    CU(cuHtoD(d_bias, raw_bias, N * elem));
-  }
-  void* args[4];
-  int n_args = 0;
-  args[n_args++] = (void*)(uintptr_t)d_a;
-  args[n_args++] = (void*)(uintptr_t)d_b;
-  if (has_bias) args[n_args++] = (void*)(uintptr_t)d_bias;
-  args[n_args++] = (void*)(uintptr_t)d_c;
-  int status = launch(op_name, args, n_args, var_value, n_vars, NULL);
-  if (status) return fprintf(stderr, "dietcode_launch: %d: %s\n", status, last_error()), 1;
-  CU(cuCtxSynchronize());
   void* raw_c = malloc(B * M * N * elem);
-  CU(cuDtoH(raw_c, d_c, B * M * N * elem));
+  struct Call call = {launch, last_error, op_name, var_value, n_vars, raw_a, raw_b, raw_bias, raw_c,
+                      (size_t)(B * M * K * elem), (size_t)(B * N * K * elem),
+                      has_bias ? (size_t)(N * elem) : 0, (size_t)(B * M * N * elem)};
+  /* A CPU pack ("target": "cpu", ABI 3) takes the host buffers as they are; a GPU pack (no
+   * "target" before ABI 3) needs them on the GPU. */
+  char target[16];
+  int status = !strcmp(text(member(m, "target"), target, sizeof target), "cpu")
+                   ? run_on_host(&call)
+                   : run_on_gpu(&call);
+  if (status) return status;
 
   /* The reference, in double; the tolerance grows with the size of the sum. */
   int64_t bad = 0;
@@ -355,9 +405,5 @@ int main(int argc, char** argv) {
   printf("%s: %lld x %lld x %lld (batch %lld), %lld mismatches, worst error %.3f of the "
          "tolerance\n", bad ? "FAILED" : "OK", (long long)M, (long long)N, (long long)K,
          (long long)B, (long long)bad, worst);
-  cuMemFree(d_a);
-  cuMemFree(d_b);
-  cuMemFree(d_c);
-  if (d_bias) cuMemFree(d_bias);
   return bad ? 1 : 0;
 }

@@ -3,14 +3,16 @@
 
     python3 run_pack.py libbert_dense.so [OP] [VAR=VALUE ...]      e.g.  ... qkv T=37
 
-Loads the pack, prints its manifest summary and the dispatcher's choice, and, when PyTorch and
-a GPU are present, runs the op on CUDA tensors (their data_ptr(), on PyTorch's current stream)
-and checks the result against PyTorch. Exit status: 0 ok, 1 mismatch or error, 77 no GPU.
+Loads the pack, prints its manifest summary and the dispatcher's choice, and runs the op: a CPU
+pack's on host buffers (ctypes arrays, checked against plain Python), a GPU pack's, when
+PyTorch and a GPU are present, on CUDA tensors (their data_ptr(), on PyTorch's current stream),
+checked against PyTorch. Exit status: 0 ok, 1 mismatch or error, 77 no GPU.
 
 The Pack class is the part to copy into a program: a pack needs nothing but ctypes.
 """
 import ctypes
 import json
+import math
 import re
 import sys
 
@@ -25,7 +27,11 @@ class PackError(RuntimeError):
 
 
 class Pack:
-    """A dietcode kernel pack loaded with ctypes."""
+    """A dietcode kernel pack loaded with ctypes.
+
+    ABI versions only add functions, so a program checks `abi_version >= N` for the newest
+    function it calls, never `==`: select and launch are in every version, the thread-pool
+    calls since version 3."""
 
     def __init__(self, path):
         lib = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
@@ -41,8 +47,14 @@ class Pack:
                                         ctypes.c_int, ctypes.c_void_p]
         self.lib = lib
         self.abi_version = lib.dietcode_abi_version()
+        if self.abi_version >= 3:
+            lib.dietcode_set_num_threads.restype = ctypes.c_int
+            lib.dietcode_set_num_threads.argtypes = [ctypes.c_int]
+            lib.dietcode_num_threads.restype = ctypes.c_int
         self.manifest = json.loads(lib.dietcode_manifest().decode())
         self.ops = {op["name"]: op for op in self.manifest["ops"]}
+        # "cpu" or "cuda"; a pack older than ABI 3 is a GPU pack and does not say.
+        self.target = self.manifest.get("target", "cuda")
 
     def _error(self, code):
         return PackError(code, self.lib.dietcode_last_error().decode())
@@ -55,8 +67,17 @@ class Pack:
             raise self._error(-k)
         return k
 
+    def set_num_threads(self, n):
+        """A CPU pack's thread pool size (0: every core); a GPU pack ignores it. ABI >= 3."""
+        if self.abi_version < 3:
+            return
+        status = self.lib.dietcode_set_num_threads(n)
+        if status:
+            raise self._error(status)
+
     def launch(self, op, pointers, values, stream=0):
-        """Runs op on device pointers (ints, e.g. tensor.data_ptr()) in argument order."""
+        """Runs op on device pointers (ints, e.g. tensor.data_ptr()) in argument order; for a
+        CPU pack, host pointers and no stream."""
         args = (ctypes.c_void_p * len(pointers))(*pointers)
         v = (ctypes.c_int64 * max(len(values), 1))(*values)
         status = self.lib.dietcode_launch(op.encode(), args, len(pointers), v, len(values),
@@ -94,6 +115,8 @@ def main(argv):
     print(f"op {name} ({op['op']} {op['dtype']}, epilogue {op['epilogue']}) at {shape}: "
           f"kernel {kernel}, {op['kernels'][kernel]['key']}")
 
+    if pack.target == "cpu":
+        return run_on_host(pack, name, op, values)
     try:
         import torch
         import torch.nn.functional as F
@@ -145,6 +168,50 @@ def main(argv):
     tolerance = (1e-4 if dtype == torch.float32 else 2e-2) * scale
     ok = error <= tolerance
     print(f"{'OK' if ok else 'FAILED'}: max |error| {error:.3g} (tolerance {tolerance:.3g})")
+    return 0 if ok else 1
+
+
+def run_on_host(pack, name, op, values):
+    """A CPU pack: ctypes float arrays in, the same out, checked against plain Python."""
+    if op["op"] not in ("dense", "batch_matmul") or op["dtype"] != "float32":
+        print(f"this example checks float32 dense and batch_matmul ops, not {op['op']}")
+        return 0
+    dims = {d: evaluate(e, values) for d, e in op["dims"].items()}
+    B, M, N, K = dims.get("B", 1), dims["M"], dims["N"], dims["K"]
+    seed = [12345]
+
+    def rand(count):
+        out = (ctypes.c_float * count)()
+        for i in range(count):
+            seed[0] = (seed[0] * 1664525 + 1013904223) % 2**32
+            out[i] = ((seed[0] >> 8) & 0xFFFF) / 32768.0 - 1.0
+        return out
+
+    ta, tb = op.get("transpose_a", False), op.get("transpose_b", op["op"] == "dense")
+    a, b = rand(B * M * K), rand(B * N * K)
+    bias = rand(N) if "bias" in op["args"] else None
+    out = (ctypes.c_float * (B * M * N))()
+    buffers = [a, b] + ([bias] if bias is not None else []) + [out]
+    pack.launch(name, [ctypes.addressof(x) for x in buffers], list(values.values()))
+    worst = 0.0
+    for bi in range(B):
+        for i in range(M):
+            for j in range(N):
+                total, size = 0.0, 0.0
+                for k in range(K):
+                    x = a[bi * M * K + (k * M + i if ta else i * K + k)]
+                    w = b[bi * N * K + (j * K + k if tb else k * N + j)]
+                    total += x * w
+                    size += abs(x * w)
+                v = total + (bias[j] if bias is not None else 0.0)
+                if "relu" in op["epilogue"]:
+                    v = max(v, 0.0)
+                if "gelu" in op["epilogue"]:
+                    v = 0.5 * v * (1 + math.tanh(0.7978845608028654 * (v + 0.044715 * v ** 3)))
+                got = out[(bi * M + i) * N + j]
+                worst = max(worst, abs(got - v) / (1e-4 * (abs(v) + size / math.sqrt(K)) + 1e-30))
+    ok = worst <= 1
+    print(f"{'OK' if ok else 'FAILED'} on the CPU: worst error {worst:.3f} of the tolerance")
     return 0 if ok else 1
 
 

@@ -4,7 +4,7 @@
  *   `dietcode build WORKLOAD.json` writes libNAME.so and NAME.h. The .so holds, for every
  *   operator of the workload, the chosen micro-kernels (a CUBIN per target arch plus PTX for
  *   newer GPUs) and a decision tree that maps shape-variable values to one of them. It exports
- *   the six functions below and one typed wrapper per operator (declared in NAME.h), nothing
+ *   the eight functions below and one typed wrapper per operator (declared in NAME.h), nothing
  *   else. Any C or C++ program, or Python through ctypes, can link or dlopen it.
  *
  * NO DRIVER AT LINK TIME
@@ -34,6 +34,13 @@
  *   from several threads and streams concurrently and loads the kernels once per CUDA context.
  *   dietcode_last_error is per thread: it reports the last failure on the calling thread.
  *
+ * VERSIONS
+ *   ABI versions only add: nothing is removed or changes meaning, so a program written for
+ *   version N works unchanged with a pack of any later version. Check with `>=`, never `==`:
+ *     if (dietcode_abi_version() < 2) ... the pack lacks dietcode_select_arch ...
+ *   Version 2 added dietcode_select_arch; version 3 added CPU packs (see CPU PACKS) and
+ *   dietcode_set_num_threads / dietcode_num_threads.
+ *
  * ARCHITECTURES
  *   dietcode_launch picks the CUBIN for the current GPU's arch, falls back to PTX for a newer
  *   GPU, and returns DIETCODE_ERR_ARCH_MISMATCH for an older one. A pack may hold kernels
@@ -41,6 +48,31 @@
  *   archs (e.g. one for sm_90a over every kernel, one for sm_80 without the sm_90a-only
  *   ones), and dietcode_launch and dietcode_select_arch pick the dispatcher by the GPU the
  *   way they pick the CUBIN. The manifest lists them under each op's "dispatchers".
+ *
+ * CPU PACKS (ABI 3)
+ *   A pack built from a tuning log of CPU templates (`dietcode build --target cpu`; the
+ *   manifest's "target" is "cpu", a GPU pack's "cuda") exports this same ABI and runs its
+ *   kernels on the host x86-64 CPU:
+ *   - dietcode_launch takes HOST pointers and runs the op on the pack's own thread pool,
+ *     returning when the output is written; `stream` must be NULL (anything else is
+ *     DIETCODE_ERR_INVALID_ARGUMENT). The arguments are checked as for a GPU pack. The pack
+ *     never loads a GPU driver. Several threads may launch at once: each call is correct, and
+ *     calls share the pool by taking turns on it.
+ *   - The pool has every core the process may run on (its CPU affinity), unless
+ *     dietcode_set_num_threads says otherwise.
+ *   - archs are x86-64 ISA levels: "x86-64-v3" (AVX2, FMA) and "x86-64-v4" (AVX-512). A
+ *     kernel of an AVX-512 template runs only on a v4 CPU, an AVX2 one on v3 and v4, so a pack
+ *     of both levels carries one dispatcher over every kernel for v4 and one over the AVX2
+ *     kernels for v3. On first use the pack reads the CPU's level with cpuid (and the OS's
+ *     support for the vector registers) and uses the dispatcher of the highest level it has;
+ *     a CPU with none of the pack's levels gets DIETCODE_ERR_ARCH_MISMATCH and a
+ *     dietcode_last_error naming the CPU's level and the pack's.
+ *   - dietcode_select answers for the newest level; dietcode_select_arch takes the x86-64
+ *     level number as `cc` (3 for x86-64-v3, 4 for x86-64-v4; 1 to 4 are accepted).
+ *   - For tests, the environment variable DIETCODE_CPU_LEVEL=N (1 to 4), read once, caps the
+ *     level the pack believes the CPU has: it can hide AVX-512 from a pack, never grant it.
+ *   - DIETCODE_ERR_CUDA from a CPU pack means a kernel could not run (out of host memory);
+ *     DIETCODE_ERR_NO_DEVICE is never returned.
  *
  * This header is valid C99 and C++. */
 #ifndef DIETCODE_PACK_ABI_H_
@@ -58,7 +90,7 @@
 #endif
 #endif
 
-#define DIETCODE_ABI_VERSION 2
+#define DIETCODE_ABI_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,12 +101,12 @@ enum {
   DIETCODE_ERR_INVALID_ARGUMENT = 1, /* null pointer, wrong count, value < 1, misalignment */
   DIETCODE_ERR_UNKNOWN_OP = 2,
   DIETCODE_ERR_NO_DEVICE = 3,        /* no driver or no GPU */
-  DIETCODE_ERR_ARCH_MISMATCH = 4,    /* no CUBIN or PTX for this GPU */
+  DIETCODE_ERR_ARCH_MISMATCH = 4,    /* no CUBIN or PTX for this GPU; no ISA level for this CPU */
   DIETCODE_ERR_CUDA = 5              /* a driver call failed; see last_error */
 };
 
-/* DIETCODE_ABI_VERSION of the pack; a caller built against another version should not call
- * the rest. */
+/* DIETCODE_ABI_VERSION of the pack. Versions only add (see VERSIONS): a caller needs
+ * `dietcode_abi_version() >= N`, N being the version that added the newest function it calls. */
 DIETCODE_API int dietcode_abi_version(void);
 
 /* JSON: pack name, tool version, archs, shape variables with tuned ranges, ops with dtype,
@@ -91,15 +123,29 @@ DIETCODE_API int dietcode_select(const char* op, const int64_t* shape_values, in
 
 /* The same for a GPU of compute capability `cc` (major * 10 + minor: 80 for an A100, 90 for an
  * H100): the kernel dietcode_launch runs there. -DIETCODE_ERR_ARCH_MISMATCH when the pack has
- * no CUBIN or PTX that runs on it. Pure host code. */
+ * no CUBIN or PTX that runs on it. Pure host code. For a CPU pack `cc` is the x86-64 level
+ * (3: x86-64-v3, 4: x86-64-v4), and the mismatch is a level below every one of the pack's.
+ * Since ABI 2. */
 DIETCODE_API int dietcode_select_arch(const char* op, int cc, const int64_t* shape_values,
                                       int n_values);
 
 /* Launch op on `stream` (a CUstream/cudaStream_t, NULL = default stream) in the current CUDA
  * context. args: device pointers in the op's argument order. Arguments are checked before any
- * GPU work. Returns DIETCODE_OK or a DIETCODE_ERR_* code. */
+ * GPU work. Returns DIETCODE_OK or a DIETCODE_ERR_* code. A CPU pack takes host pointers and a
+ * NULL stream and returns when the op is done (see CPU PACKS). */
 DIETCODE_API int dietcode_launch(const char* op, void* const* args, int n_args,
                                  const int64_t* shape_values, int n_values, void* stream);
+
+/* The size of a CPU pack's thread pool, the calling thread included: n >= 1 threads, or 0 for
+ * every core the process may run on (the default). Negative: DIETCODE_ERR_INVALID_ARGUMENT.
+ * Takes effect for the launches that start after it returns; launches already running finish
+ * on the pool they started on. A GPU pack accepts it (the same check) and ignores it.
+ * Since ABI 3. */
+DIETCODE_API int dietcode_set_num_threads(int n);
+
+/* The number of threads a CPU pack's launches run on (what dietcode_set_num_threads set, or the
+ * number of usable cores); 0 for a GPU pack, which has no pool. Since ABI 3. */
+DIETCODE_API int dietcode_num_threads(void);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -39,11 +39,12 @@ PackLibrary::PackLibrary(const std::string& path) : path_(path) {
     resolve(handle_, "dietcode_launch", launch_, path);
     set_num_threads_ = reinterpret_cast<int (*)(int)>(dlsym(handle_, "dietcode_set_num_threads"));
     num_threads_ = reinterpret_cast<int (*)()>(dlsym(handle_, "dietcode_num_threads"));
+    // ABI versions only add: every version has the functions resolved above (version 1), and
+    // the thread-pool calls of version 3 are optional here. Only a version below 1 is foreign.
     const int version = abi_version_();
-    if (version != DIETCODE_ABI_VERSION)
+    if (version < 1)
       throw UserError(path + ": pack ABI version " + std::to_string(version) +
-                      "; this dietcode reads version " + std::to_string(DIETCODE_ABI_VERSION) +
-                      ": rebuild the pack with it");
+                      "; this dietcode reads version 1 and later: rebuild the pack with it");
   } catch (...) {
     dlclose(handle_);
     handle_ = nullptr;

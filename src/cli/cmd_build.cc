@@ -1,9 +1,11 @@
-// dietcode build WORKLOAD.json [--log LOG.jsonl] [-o libNAME.so] [--arch sm_80,sm_90]
+// dietcode build WORKLOAD.json [--log LOG.jsonl] [-o libNAME.so] [--target cuda|cpu]
+//                              [--arch sm_80,sm_90 | x86-64-v3,x86-64-v4]
 //                              [--max-kernels N] [--max-depth N] [--allow-simulated] [--jobs N]
 //
-// Writes the kernel pack (libNAME.so + NAME.h). Needs no GPU: kernels are compiled by NVRTC.
-// With --log the kernels and the dispatcher come from the measurements; without it every op
-// gets its template's default micro-kernel, an untuned pack that says so.
+// Writes the kernel pack (libNAME.so + NAME.h). Needs no GPU: GPU kernels are compiled by
+// NVRTC, CPU kernels by the system C++ compiler. With --log the kernels and the dispatcher come
+// from the measurements; without it every op gets its template's default micro-kernel, an
+// untuned pack that says so. The target is the log's (its records' templates), else cuda.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli/app.h"
 #include "common/error.h"
@@ -20,6 +23,8 @@
 #include "pack/choices.h"
 #include "pack/manifest.h"
 #include "pack/pack_build.h"
+#include "pack/pack_target.h"
+#include "x86/cxx_compiler.h"
 
 namespace dietcode::cli {
 namespace {
@@ -28,7 +33,8 @@ struct BuildOptions {
   std::string workload;
   std::string log;
   std::string output;
-  std::string archs;  // empty: the local GPU's arch, else sm_90
+  std::string target;  // empty: the log's, else cuda
+  std::string archs;   // empty: GPU, the local GPU's arch, else sm_90; CPU, the kernels' levels
   int max_kernels = 8;
   int max_depth = 10;
   bool allow_simulated = false;
@@ -37,7 +43,8 @@ struct BuildOptions {
   bool keep_build_dir = false;
 };
 
-std::vector<std::string> parse_archs(const std::string& text) {
+std::vector<std::string> parse_archs(const std::string& text, Target target) {
+  const char* example = target == Target::kCpu ? "x86-64-v3" : "sm_90";
   std::vector<std::string> out;
   size_t start = 0;
   while (start <= text.size()) {
@@ -46,18 +53,26 @@ std::vector<std::string> parse_archs(const std::string& text) {
     std::string arch = text.substr(start, end - start);
     start = end + 1;
     if (arch.empty()) continue;
-    bool specific = false;
     try {
-      arch_number(arch, &specific);
-      if (arch.rfind("sm_", 0) != 0) throw UserError("");
+      pack_target(target).arch_number(arch);
+      if (target == Target::kCuda && arch.rfind("sm_", 0) != 0) throw UserError("");
     } catch (const UserError&) {
-      throw UserError("--arch: '" + arch +
-                      "' is not a GPU arch (expected sm_80, sm_90, sm_90a, ...)");
+      throw UserError("--arch: '" + arch + "' is not " +
+                      (target == Target::kCpu
+                           ? "an x86-64 level of a CPU pack (expected x86-64-v3, x86-64-v4)"
+                           : "a GPU arch (expected sm_80, sm_90, sm_90a, ...)"));
     }
     if (std::find(out.begin(), out.end(), arch) == out.end()) out.push_back(arch);
   }
-  if (out.empty()) throw UserError("--arch: expected at least one arch, e.g. sm_90");
+  if (out.empty()) throw UserError(std::string("--arch: expected at least one arch, e.g. ") + example);
   return out;
+}
+
+std::optional<Target> parse_target_option(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  std::optional<Target> t = parse_target(text);
+  if (!t) throw UserError("--target: expected cuda or cpu, got '" + text + "'");
+  return t;
 }
 
 std::string join(const std::vector<std::string>& items, const char* sep = ", ") {
@@ -150,10 +165,36 @@ std::string default_arch() {
   }
 }
 
+// The compiler of the target's kernels, with the kernel cache in front.
+struct KernelCompiler {
+  std::unique_ptr<Compiler> inner;
+  std::unique_ptr<CachingCompiler> cached;
+  std::string cxx;  // CPU: the program that compiled them, for the pack's own compile
+};
+
+KernelCompiler kernel_compiler(Target target) {
+  KernelCompiler out;
+  if (target == Target::kCpu) {
+    auto cxx = std::make_unique<CxxCompiler>();
+    std::string fingerprint = cxx->fingerprint();
+    if (cxx->argv().size() == 1) out.cxx = cxx->argv()[0];
+    out.inner = std::move(cxx);
+    out.cached = std::make_unique<CachingCompiler>(*out.inner, fingerprint,
+                                                   default_kernel_cache_dir());
+  } else {
+    auto nvrtc = std::make_unique<NvrtcCompiler>();
+    std::string fingerprint = nvrtc->fingerprint();
+    out.inner = std::move(nvrtc);
+    out.cached = std::make_unique<CachingCompiler>(*out.inner, fingerprint,
+                                                   default_kernel_cache_dir());
+  }
+  return out;
+}
+
 int run_build(const BuildOptions& o, const GlobalOptions& global) {
   Workload workload = load_workload(o.workload);
+  std::optional<Target> asked = parse_target_option(o.target);
   PackBuildOptions options;
-  options.archs = parse_archs(o.archs.empty() ? default_arch() : o.archs);
   if (o.max_kernels < 0) throw UserError("--max-kernels: expected 0 (no limit) or more");
   if (o.max_depth < 0) throw UserError("--max-depth: expected 0 or more");
   options.tree.max_kernels = o.max_kernels;
@@ -165,10 +206,21 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
     options.log = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
 
   std::vector<std::string> warnings;
-  std::unique_ptr<ChoicesProvider> fallback = make_default_choices();
   std::unique_ptr<ChoicesProvider> from_log =
-      o.log.empty() ? nullptr : make_log_choices(workload, o.log, o.allow_simulated, warnings);
+      o.log.empty() ? nullptr
+                    : make_log_choices(workload, o.log, o.allow_simulated, warnings, asked);
+  // The target: asked for, else the log's (the templates it measured), else a GPU pack.
+  options.target = asked                           ? *asked
+                   : from_log && from_log->target() ? *from_log->target()
+                                                    : Target::kCuda;
+  std::unique_ptr<ChoicesProvider> fallback = make_default_choices(options.target);
   ChoicesProvider& choices = from_log ? *from_log : *fallback;
+  if (!o.archs.empty())
+    options.archs = parse_archs(o.archs, options.target);
+  else if (options.target == Target::kCuda)
+    options.archs = {default_arch()};
+  else
+    options.archs.clear();  // the levels the CPU kernels need
   if (o.log.empty() && !global.quiet)
     std::fprintf(stderr,
                  "no --log given: building an UNTUNED pack from each op's template defaults\n");
@@ -178,15 +230,16 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
   if (!std::filesystem::is_directory(folder))
     throw UserError(output + ": no such folder " + folder.string());
 
-  NvrtcCompiler nvrtc;
-  CachingCompiler compiler(nvrtc, nvrtc.fingerprint(), default_kernel_cache_dir());
-  PackBuildReport report = build_pack(workload, choices, *fallback, compiler, output, options);
+  KernelCompiler compiler = kernel_compiler(options.target);
+  if (!compiler.cxx.empty()) options.write.cxx = compiler.cxx;
+  PackBuildReport report =
+      build_pack(workload, choices, *fallback, *compiler.cached, output, options);
   if (!global.quiet)
     for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (o.json) {
     std::printf("%s\n", report_json(report).dump(2).c_str());
   } else if (!global.quiet) {
-    print_report(report, options.archs);
+    print_report(report, report.archs);
   }
   if (o.keep_build_dir && !global.quiet)
     std::fprintf(stderr, "pack sources kept in %s\n", report.files.build_dir.string().c_str());
@@ -205,9 +258,13 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
                   "pack is untuned (template defaults)");
   cmd->add_option("-o,--output", opts->output,
                   "The library to write (default: lib<name>.so here); NAME.h goes beside it");
+  cmd->add_option("--target", opts->target,
+                  "cuda (GPU kernels) or cpu (x86-64 kernels run on the host's thread pool)")
+      ->default_str("the log's templates', else cuda");
   cmd->add_option("--arch", opts->archs,
-                  "GPU archs to embed CUBINs for, comma-separated (PTX for newer GPUs is added)")
-      ->default_str("the local GPU's, else sm_90");
+                  "GPU archs to embed CUBINs for, comma-separated (PTX for newer GPUs is added); "
+                  "for a CPU pack, x86-64 levels (x86-64-v3, x86-64-v4)")
+      ->default_str("the local GPU's, else sm_90; CPU: the levels of the kernels chosen");
   cmd->add_option("--max-kernels", opts->max_kernels,
                   "At most this many kernels per op (0: no limit): pack size vs time lost")
       ->default_str("8");
@@ -224,7 +281,8 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->footer(
       "Examples:\n"
       "  dietcode build configs/workloads/bert_base_dense.json --log bert.jsonl\n"
-      "  dietcode build w.json --log w.jsonl -o out/libw.so --arch sm_80,sm_90 --max-kernels 4");
+      "  dietcode build w.json --log w.jsonl -o out/libw.so --arch sm_80,sm_90 --max-kernels 4\n"
+      "  dietcode build w.json --log cpu.jsonl --arch x86-64-v3,x86-64-v4");
   cmd->callback(
       [opts, &global, &action] { action = [opts, &global] { return run_build(*opts, global); }; });
 }

@@ -24,8 +24,14 @@ struct Pack {
   SelectArchFn select_arch = nullptr;
 };
 
-// "sm_90a" -> 90.
-int arch_cc(const std::string& arch) { return std::atoi(arch.c_str() + arch.find('_') + 1); }
+// The number dietcode_select_arch takes for an arch: "sm_90a" -> 90; a CPU pack's x86-64 level,
+// "x86-64-v4" -> 4.
+int arch_cc(const std::string& arch) {
+  if (arch.rfind("x86-64-v", 0) == 0) return std::atoi(arch.c_str() + 8);
+  return std::atoi(arch.c_str() + arch.find('_') + 1);
+}
+
+bool cpu_pack(const json& manifest) { return manifest.value("target", "cuda") == "cpu"; }
 
 // The handle stays open: the pack is tiny and the process ends soon after.
 Pack load_pack(const std::string& path) {
@@ -56,8 +62,16 @@ std::string join(const json& items) {
   return out;
 }
 
-std::string kernel_line(const json& k) {
+std::string kernel_line(const json& k, bool cpu) {
   const json& plan = k["plan"];
+  if (cpu) {
+    // A CPU kernel: the ISA level it was compiled for, and its register tile.
+    std::string level;
+    for (const auto& [arch, entries] : k["resources"].items()) level += (level.empty() ? "" : ", ") + arch;
+    return fmt::format("{:>4}  {}  {}, register tile {}x{}", k["id"].get<int>(),
+                       k["key"].get<std::string>(), level.empty() ? "?" : level,
+                       plan["tile_m"].get<int>(), plan["tile_n"].get<int>());
+  }
   std::string regs;
   for (const auto& [arch, entries] : k["resources"].items())
     for (const auto& [entry, r] : entries.items())
@@ -90,11 +104,18 @@ void print_tree(const json& node, int indent) {
 }
 
 void print_manifest(const std::string& path, const json& m) {
-  std::printf(
-      "pack %s (%s): dietcode %s, ABI %d, CUBIN for %s%s\n", m["name"].get<std::string>().c_str(),
-      path.c_str(), m["tool_version"].get<std::string>().c_str(), m["abi_version"].get<int>(),
-      join(m["archs"]).c_str(),
-      m["ptx_arch"].is_string() ? (", PTX " + m["ptx_arch"].get<std::string>()).c_str() : "");
+  const bool cpu = cpu_pack(m);
+  if (cpu)
+    std::printf("pack %s (%s): dietcode %s, ABI %d, CPU pack (host pointers, NULL stream) for %s\n",
+                m["name"].get<std::string>().c_str(), path.c_str(),
+                m["tool_version"].get<std::string>().c_str(), m["abi_version"].get<int>(),
+                join(m["archs"]).c_str());
+  else
+    std::printf(
+        "pack %s (%s): dietcode %s, ABI %d, CUBIN for %s%s\n", m["name"].get<std::string>().c_str(),
+        path.c_str(), m["tool_version"].get<std::string>().c_str(), m["abi_version"].get<int>(),
+        join(m["archs"]).c_str(),
+        m["ptx_arch"].is_string() ? (", PTX " + m["ptx_arch"].get<std::string>()).c_str() : "");
   std::printf("choices: %s\n", m["choices"].get<std::string>().c_str());
   for (const json& v : m["shape_vars"])
     std::printf("shape variable %s: tuned over [%lld, %lld], %lld value(s)\n",
@@ -109,7 +130,7 @@ void print_manifest(const std::string& path, const json& m) {
                 dims.c_str(), op["function"].get<std::string>().c_str(), join(op["args"]).c_str(),
                 join(op["vars"]).c_str());
     std::printf("  kernels:\n");
-    for (const json& k : op["kernels"]) std::printf("  %s\n", kernel_line(k).c_str());
+    for (const json& k : op["kernels"]) std::printf("  %s\n", kernel_line(k, cpu).c_str());
     DecisionTree tree = DecisionTree::from_json(op["tree"]);
     if (op["instances"]["values"].empty()) {
       std::printf("  dispatcher: kernel 0 for every shape (no measurements: untuned)\n");

@@ -9,11 +9,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "dispatch/decision_tree.h"
 #include "space/micro_kernel.h"
+#include "space/target.h"
 #include "workload/workload.h"
 
 namespace dietcode {
@@ -32,15 +34,22 @@ class ChoicesProvider {
   virtual std::string description() const = 0;
   // Empty candidates: this provider has nothing for the op (the builder falls back).
   virtual OpChoices choices(const Workload& workload, const OpSpec& op) = 0;
+  // The target every candidate is for (the templates' Target), when the provider knows one.
+  virtual std::optional<Target> target() const { return std::nullopt; }
 };
 
 // Reads the log now. Throws UserError naming the log when it holds simulated measurements for
 // this workload and allow_simulated is false, or when it cannot be read. Lines it skips are
-// described in `warnings`.
+// described in `warnings`. With a target, records of other targets' templates are ignored
+// (and counted in a warning); without one, the log's records for the workload must all be of
+// one target (else a UserError asks for --target), which target() then reports.
 std::unique_ptr<ChoicesProvider> make_log_choices(const Workload& workload,
                                                   const std::string& log_path, bool allow_simulated,
-                                                  std::vector<std::string>& warnings);
+                                                  std::vector<std::string>& warnings,
+                                                  std::optional<Target> target = std::nullopt);
 
-std::unique_ptr<ChoicesProvider> make_default_choices();
+// The first template of the target that computes the op (the CPU: AVX2, which every x86-64-v3
+// CPU runs).
+std::unique_ptr<ChoicesProvider> make_default_choices(Target target = Target::kCuda);
 
 }  // namespace dietcode

@@ -9,24 +9,30 @@ namespace {
 
 class DefaultChoices : public ChoicesProvider {
  public:
+  explicit DefaultChoices(Target target) : target_(target) {}
+
   std::string description() const override { return "untuned (template defaults)"; }
+  std::optional<Target> target() const override { return target_; }
 
   OpChoices choices(const Workload& workload, const OpSpec& op) override {
-    std::vector<const TemplateSpace*> spaces = template_spaces_for(op);
+    std::vector<const TemplateSpace*> spaces = template_spaces_for(op, target_);
     if (spaces.empty())
       throw UserError(workload.source + ": ops[" + std::to_string(&op - workload.ops.data()) +
-                      "]: no kernel template computes " + to_string(op.kind) + " " +
-                      to_string(op.dtype));
+                      "]: no " + to_string(target_) + " kernel template computes " +
+                      to_string(op.kind) + " " + to_string(op.dtype));
     OpChoices out;
     out.candidates.push_back(spaces.front()->defaults());
     return out;
   }
+
+ private:
+  Target target_;
 };
 
 }  // namespace
 
-std::unique_ptr<ChoicesProvider> make_default_choices() {
-  return std::make_unique<DefaultChoices>();
+std::unique_ptr<ChoicesProvider> make_default_choices(Target target) {
+  return std::make_unique<DefaultChoices>(target);
 }
 
 }  // namespace dietcode

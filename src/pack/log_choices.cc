@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "pack/choices.h"
 #include "pack/log_records.h"
+#include "space/template_space.h"
 
 namespace dietcode {
 namespace {
@@ -28,13 +29,15 @@ std::string join(const std::set<std::string>& items) {
 class LogChoices : public ChoicesProvider {
  public:
   LogChoices(std::string path, std::vector<LogMeasurement> records, std::string description,
-             std::vector<std::string>& warnings)
+             std::optional<Target> target, std::vector<std::string>& warnings)
       : path_(std::move(path)),
         records_(std::move(records)),
         description_(std::move(description)),
+        target_(target),
         warnings_(warnings) {}
 
   std::string description() const override { return description_; }
+  std::optional<Target> target() const override { return target_; }
 
   OpChoices choices(const Workload& workload, const OpSpec& op) override {
     std::vector<Instance> instances = expand_instances(workload, op);
@@ -103,20 +106,36 @@ class LogChoices : public ChoicesProvider {
   std::string path_;
   std::vector<LogMeasurement> records_;
   std::string description_;
+  std::optional<Target> target_;
   std::vector<std::string>& warnings_;
 };
+
+// The target of a record's template; nullopt for a template this dietcode does not know.
+std::optional<Target> target_of(const LogMeasurement& m) {
+  for (const TemplateSpace* space : all_template_spaces())
+    if (space->tmpl == m.mk.tmpl) return space->target;
+  return std::nullopt;
+}
 
 }  // namespace
 
 std::unique_ptr<ChoicesProvider> make_log_choices(const Workload& workload,
                                                   const std::string& log_path, bool allow_simulated,
-                                                  std::vector<std::string>& warnings) {
+                                                  std::vector<std::string>& warnings,
+                                                  std::optional<Target> target) {
   std::vector<LogMeasurement> all = read_log_measurements(log_path, warnings);
   std::vector<LogMeasurement> mine;
-  int simulated = 0;
+  int simulated = 0, other_target = 0;
   std::set<std::string> devices;
+  std::set<Target> targets;
   for (LogMeasurement& m : all) {
     if ((!m.workload.empty() && m.workload != workload.name) || !workload.find_op(m.op)) continue;
+    std::optional<Target> of = target_of(m);
+    if (target && of && *of != *target) {
+      ++other_target;
+      continue;
+    }
+    if (of) targets.insert(*of);
     simulated += m.simulated;
     if (!m.device.empty()) devices.insert(m.device + (m.arch.empty() ? "" : " (" + m.arch + ")"));
     mine.push_back(std::move(m));
@@ -125,10 +144,18 @@ std::unique_ptr<ChoicesProvider> make_log_choices(const Workload& workload,
     throw UserError(log_path + ": " + std::to_string(simulated) +
                     " measurement(s) come from a simulated device (dietcode tune --simulate), "
                     "a test double, not a GPU; pass --allow-simulated to build from them anyway");
+  if (other_target)
+    warnings.push_back(log_path + ": " + std::to_string(other_target) + " record(s) of " +
+                       (*target == Target::kCpu ? "GPU" : "CPU") + " templates ignored for this " +
+                       to_string(*target) + " pack");
+  if (!target && targets.size() > 1)
+    throw UserError(log_path + ": holds measurements of both GPU (cuda) and CPU templates for " +
+                    workload.name + "; pick one with --target cuda or --target cpu");
+  if (!target && targets.size() == 1) target = *targets.begin();
   std::string description =
       simulated ? "simulated (a test double's numbers, not GPU measurements)" : "measured";
   if (!devices.empty()) description += " on " + join(devices);
-  return std::make_unique<LogChoices>(log_path, std::move(mine), description, warnings);
+  return std::make_unique<LogChoices>(log_path, std::move(mine), description, target, warnings);
 }
 
 }  // namespace dietcode

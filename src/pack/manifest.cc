@@ -141,6 +141,7 @@ json pack_manifest(const PackRequest& request) {
   }
   return {{"format", "dietcode-pack"},
           {"abi_version", DIETCODE_ABI_VERSION},
+          {"target", to_string(request.target)},
           {"name", workload.name},
           {"tool_version", tool_version()},
           {"archs", request.archs},

@@ -1,8 +1,10 @@
 // The manifest every pack carries (dietcode_manifest()): a JSON document that says what is in
 // the pack, for programs that load it and for `dietcode inspect`.
 //
-//   {"format": "dietcode-pack", "abi_version": 2, "name": "bert_dense",
+//   {"format": "dietcode-pack", "abi_version": 3, "target": "cuda", "name": "bert_dense",
 //    "tool_version": "0.1.0", "archs": ["sm_80", "sm_90"], "ptx_arch": "compute_90",
+//    // a CPU pack: "target": "cpu", "archs": ["x86-64-v3", "x86-64-v4"], "ptx_arch": null,
+//    // and each kernel's "resources" names the one level it was compiled for
 //    "choices": "measured",
 //    "shape_vars": [{"name": "T", "min": 1, "max": 128, "count": 128}],   // + "values" when
 //                                                                         //   not every integer

@@ -9,7 +9,9 @@
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
 #include "nvrtc/parallel_compile.h"
+#include "space/template_space.h"
 #include "pack/manifest.h"
+#include "pack/pack_target.h"
 
 namespace dietcode {
 namespace {
@@ -111,8 +113,9 @@ std::string dispatcher_key(const OpState& s, const std::string& arch) {
 }
 
 // Groups the target archs by the kernels they can run; the group of the newest arch (the
-// highest compute capability, arch-specific first) comes first.
-std::vector<Dispatcher> plan_dispatchers(const OpState& s, const std::vector<std::string>& archs) {
+// highest compute capability or x86-64 level, arch-specific first) comes first.
+std::vector<Dispatcher> plan_dispatchers(const OpState& s, const std::vector<std::string>& archs,
+                                         const PackTarget& target) {
   std::vector<Dispatcher> out;
   for (const std::string& arch : archs) {
     std::string key = dispatcher_key(s, arch);
@@ -121,11 +124,11 @@ std::vector<Dispatcher> plan_dispatchers(const OpState& s, const std::vector<std
     if (it == out.end()) it = out.insert(out.end(), Dispatcher{{}, key, {}, {}});
     it->archs.push_back(arch);
   }
-  auto newest = [](const Dispatcher& d) {
+  auto newest = [&target](const Dispatcher& d) {
     std::pair<int, bool> best{0, false};
     for (const std::string& arch : d.archs) {
       bool specific = false;
-      int cc = arch_number(arch, &specific);
+      int cc = target.arch_number(arch, &specific);
       best = std::max(best, {cc, specific});
     }
     return best;
@@ -133,29 +136,6 @@ std::vector<Dispatcher> plan_dispatchers(const OpState& s, const std::vector<std
   std::stable_sort(out.begin(), out.end(),
                    [&](const Dispatcher& a, const Dispatcher& b) { return newest(a) > newest(b); });
   return out;
-}
-
-// The arch a kernel of this generated code must be built for alone, or "" when it is portable.
-std::string only_arch(const GeneratedKernel& g) {
-  return g.arch_suffix.empty() ? "" : "sm_90" + g.arch_suffix;
-}
-
-CompileRequest compile_request(const GeneratedKernel& g, const MicroKernel& mk,
-                               const std::vector<std::string>& archs) {
-  CompileRequest r;
-  r.name = mk.tmpl + ".cu";
-  r.source = g.source;
-  r.options = g.options;
-  r.archs = archs;
-  r.want_ptx = true;
-  if (!g.arch_suffix.empty()) {
-    // An arch-specific kernel (wgmma: sm_90a) runs on exactly one compute capability and has
-    // no PTX fallback: it is built for that arch alone, and only dispatchers of that arch
-    // pick it (plan_dispatchers).
-    r.archs = {only_arch(g)};
-    r.want_ptx = false;
-  }
-  return r;
 }
 
 std::string first_line(const std::string& text) {
@@ -214,6 +194,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
   auto log = [&](const std::string& line) {
     if (options.log) options.log(line);
   };
+  const PackTarget& target = pack_target(options.target);
   PackBuildReport report;
   std::vector<OpState> ops(workload.ops.size());
   bool any_tuned = false, any_untuned = false;
@@ -230,10 +211,26 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     any_tuned = any_tuned || s.tuned;
     any_untuned = any_untuned || !s.tuned;
     for (size_t k = 0; k < s.choices.candidates.size(); ++k) {
-      std::string suffix = template_arch_suffix(s.choices.candidates[k].tmpl);
-      if (!suffix.empty()) s.only_arch[int(k)] = "sm_90" + suffix;
+      const MicroKernel& mk = s.choices.candidates[k];
+      if (template_space(mk.tmpl).target != options.target)
+        throw UserError("op " + s.op->name + ": kernel " + mk.key() + " is for " +
+                        to_string(template_space(mk.tmpl).target) + ", not this " +
+                        to_string(options.target) + " pack");
+      std::string bound = target.bound_arch(mk);
+      if (!bound.empty()) s.only_arch[int(k)] = bound;
     }
-    s.dispatchers = plan_dispatchers(s, options.archs);
+  }
+  // The archs asked for, else those the candidates need (a CPU pack: their ISA levels).
+  std::vector<std::string> archs = options.archs;
+  if (archs.empty()) {
+    std::vector<MicroKernel> all;
+    for (const OpState& s : ops)
+      all.insert(all.end(), s.choices.candidates.begin(), s.choices.candidates.end());
+    archs = target.default_archs(all);
+  }
+  for (const std::string& arch : archs) target.arch_number(arch);  // a UserError if foreign
+  for (OpState& s : ops) {
+    s.dispatchers = plan_dispatchers(s, archs, target);
     for (Dispatcher& d : s.dispatchers) fit(s, d, options.tree);
   }
   report.choices = !any_untuned ? choices.description()
@@ -258,13 +255,13 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
           s.excluded.insert(k);
           continue;
         }
-        requests.push_back(compile_request(kernel.generated, mk, options.archs));
+        requests.push_back(target.compile_request(kernel.generated, mk, archs));
         s.built[k] = std::move(kernel);
         todo.push_back({&s, k});
       }
     if (!requests.empty()) {
       log("compiling " + std::to_string(requests.size()) + " kernel(s) for " +
-          std::to_string(options.archs.size()) + " arch(s)");
+          std::to_string(archs.size()) + " arch(s)");
       CompileStats stats;
       std::vector<CompileResult> results = compile_all(compiler, requests, parallel, &stats);
       report.kernels_compiled += stats.kernels;
@@ -305,7 +302,9 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
 
   PackRequest request;
   request.workload = &workload;
-  request.archs = options.archs;
+  request.target = options.target;
+  request.archs = archs;
+  report.archs = archs;
   request.choices = report.choices;
   for (OpState& s : ops) {
     OpBuildReport r;

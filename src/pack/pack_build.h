@@ -4,7 +4,8 @@
 //      it has none: an untuned op);
 //   2. fit the regret-minimising tree (at most max_kernels kernels) and keep the kernels it uses:
 //      one tree per group of target archs that can run the same kernels (an sm_80,sm_90a
-//      pack dispatches over its sm_90a-only wgmma kernels on sm_90a alone);
+//      pack dispatches over its sm_90a-only wgmma kernels on sm_90a alone; a
+//      x86-64-v3,x86-64-v4 CPU pack over its AVX-512 kernels on v4 alone);
 //   3. generate and compile those kernels for every arch, all ops in one parallel batch; a
 //      kernel that no longer compiles is dropped and its op refitted without it;
 //   4. write libNAME.so and NAME.h (pack_writer.h).
@@ -19,11 +20,14 @@
 #include "nvrtc/compiler.h"
 #include "pack/choices.h"
 #include "pack/pack_writer.h"
+#include "space/target.h"
 #include "workload/workload.h"
 
 namespace dietcode {
 
 struct PackBuildOptions {
+  Target target = Target::kCuda;  // every candidate must be of this target's templates
+  // Empty: the target's default for the candidates (a CPU pack: the ISA levels they need).
   std::vector<std::string> archs = {"sm_90"};
   TreeFitOptions tree = {8, 10, 0.0};  // at most 8 kernels per op by default
   int jobs = 0;                        // parallel compiles; 0 = one per core
@@ -52,6 +56,7 @@ struct OpBuildReport {
 
 struct PackBuildReport {
   std::string choices;  // the manifest's "choices"
+  std::vector<std::string> archs;  // the pack's
   std::vector<OpBuildReport> ops;
   int kernels_compiled = 0;
   double compile_seconds = 0;  // wall time of the NVRTC batches

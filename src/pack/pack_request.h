@@ -10,6 +10,7 @@
 #include "codegen/generated_kernel.h"
 #include "dispatch/decision_tree.h"
 #include "nvrtc/compiler.h"
+#include "space/target.h"
 #include "space/micro_kernel.h"
 #include "workload/workload.h"
 
@@ -18,7 +19,9 @@ namespace dietcode {
 struct PackKernel {
   MicroKernel mk;
   GeneratedKernel generated;
-  CompileResult compiled;  // a CUBIN per pack arch, and PTX
+  // GPU: a CUBIN per pack arch, and PTX. CPU: a shared object for the template's ISA level,
+  // proof that it compiles; the pack compiles the generated source again, into an object.
+  CompileResult compiled;
 };
 
 // The tuned instances of an op as the pack's kernels see them, kept in the manifest so that
@@ -35,7 +38,7 @@ struct InstanceTable {
 // pack whose kernels include arch-specific ones (wgmma, sm_90a only) has one tree over every
 // kernel for that arch and one without them for the others (sm_80 in a sm_80,sm_90a pack).
 struct PackDispatcher {
-  std::vector<std::string> archs;  // "sm_80", "sm_90a"
+  std::vector<std::string> archs;  // "sm_80", "sm_90a"; "x86-64-v3"
   DecisionTree tree;               // leaves are kernel ids
 };
 
@@ -50,8 +53,9 @@ struct PackOp {
 
 struct PackRequest {
   const Workload* workload = nullptr;
+  Target target = Target::kCuda;   // which machines the kernels run on (pack_target.h)
   std::vector<PackOp> ops;         // in workload order
-  std::vector<std::string> archs;  // "sm_80", "sm_90", "sm_90a"
+  std::vector<std::string> archs;  // "sm_80", "sm_90", "sm_90a"; "x86-64-v3", "x86-64-v4"
   // Where the choices came from, for the manifest and for people: "measured", or
   // "template defaults (untuned)", "cost model (predicted)".
   std::string choices;

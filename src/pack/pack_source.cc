@@ -9,6 +9,7 @@
 #include "pack/c_names.h"
 #include "pack/embedded_runtime.h"
 #include "pack/manifest.h"
+#include "pack/pack_target.h"
 #include "workload/op_layout.h"
 
 namespace dietcode {
@@ -157,8 +158,6 @@ std::string wrapper_prototype(const Workload& workload, const OpSpec& op) {
 
 namespace {
 
-std::string blob_symbol(size_t i) { return "dietcode_blob_" + std::to_string(i); }
-
 std::string header_text(const PackRequest& request, const std::string& library_name,
                         const std::string& header_name) {
   const Workload& w = *request.workload;
@@ -173,9 +172,9 @@ std::string header_text(const PackRequest& request, const std::string& library_n
                     " *\n"
                     " * Link with -l" +
                     library_name.substr(3, library_name.size() - 6) +
-                    " or dlopen it. Pointers are device pointers in the current CUDA context;\n"
-                    " * stream is a CUstream/cudaStream_t (NULL: the default stream). Every\n"
-                    " * function returns DIETCODE_OK or a DIETCODE_ERR_* code, explained by\n"
+                    " or dlopen it.\n" +
+                    pack_target(request.target).header_note() +
+                    " * Every function returns DIETCODE_OK or a DIETCODE_ERR_* code, explained by\n"
                     " * dietcode_last_error(). float16/bfloat16 tensors are passed as their raw\n"
                     " * 16-bit patterns (uint16_t). */\n"
                     "#ifndef " +
@@ -196,17 +195,21 @@ std::string header_text(const PackRequest& request, const std::string& library_n
 
 }  // namespace
 
+std::string pack_blob_symbol(size_t i) { return "dietcode_blob_" + std::to_string(i); }
+
 PackSources generate_pack_sources(const PackRequest& request, const std::string& manifest,
                                   const std::string& build_dir, const std::string& library_name,
                                   const std::string& header_name) {
   const Workload& w = *request.workload;
+  const PackTarget& target = pack_target(request.target);
   PackSources out;
+  out.runtime = target.runtime();
   auto add_blob = [&](std::string file, std::string bytes, bool nul) {
     out.blobs.push_back({std::move(file), std::move(bytes), nul});
     return out.blobs.size() - 1;
   };
 
-  std::string ops_c, wrappers_c;
+  std::string ops_c, wrappers_c, file_scope;
   std::vector<std::string> op_descs;
   for (size_t o = 0; o < request.ops.size(); ++o) {
     const PackOp& p = request.ops[o];
@@ -216,7 +219,8 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
     if (p.dispatchers.empty()) throw std::logic_error("op " + op.name + ": no dispatcher");
 
     // One select function per dispatcher, and a row per target arch naming its dispatcher:
-    // the runtime picks the row for the GPU like it picks a CUBIN (pick_dispatcher).
+    // the runtime picks the row for the machine it runs on (pick_dispatcher for a GPU, like it
+    // picks a CUBIN; pick_level_dispatcher for a CPU).
     ops_c += "// op " + op.name + "\n\n";
     std::string select_rows;
     for (size_t g = 0; g < p.dispatchers.size(); ++g) {
@@ -231,7 +235,7 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
                d.tree.to_c(shape_parameter_names(op), 2) + "}\n\n";
       for (const std::string& arch : d.archs) {
         bool specific = false;
-        int cc = arch_number(arch, &specific);
+        int cc = target.arch_number(arch, &specific);
         select_rows += "    {" + std::to_string(cc) + ", " + (specific ? "true" : "false") + ", " +
                        fn + "},\n";
       }
@@ -240,49 +244,7 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
              shape_function_c(op, "shape_" + id) + "\n";
     size_t n_select_rows = 0;
     for (const PackDispatcher& d : p.dispatchers) n_select_rows += d.archs.size();
-    std::string kernel_rows;
-    for (size_t k = 0; k < p.kernels.size(); ++k) {
-      const PackKernel& kernel = p.kernels[k];
-      const LaunchPlan& plan = kernel.generated.plan;
-      std::string kid = id + "_" + std::to_string(k);
-      std::string images;
-      int n_images = 0;
-      for (const std::string& arch : request.archs) {
-        const ArchBinary* bin = nullptr;
-        for (const ArchBinary& b : kernel.compiled.binaries)
-          if (b.arch == arch) bin = &b;
-        // An arch-specific kernel (wgmma) has its one CUBIN; only that arch's dispatcher
-        // picks it.
-        if ((!bin || bin->cubin.empty()) && !kernel.generated.arch_suffix.empty()) continue;
-        if (!bin || bin->cubin.empty())
-          throw std::logic_error("op " + op.name + " kernel " + std::to_string(k) +
-                                 ": no CUBIN for " + arch);
-        ++n_images;
-        bool specific = false;
-        int cc = arch_number(arch, &specific);
-        size_t blob = add_blob("k" + kid + "_" + arch + ".cubin", bin->cubin, false);
-        images += "    {" + std::to_string(cc) + ", " + (specific ? "true" : "false") + ", " +
-                  blob_symbol(blob) + ", " + std::to_string(bin->cubin.size()) + "},\n";
-      }
-      if (n_images == 0)
-        throw std::logic_error("op " + op.name + " kernel " + std::to_string(k) +
-                               ": no CUBIN for any arch of the pack");
-      ops_c += "const CubinImage cubins_" + kid + "[] = {\n" + images + "};\n";
-      std::string ptx = "nullptr", ptx_cc = "0";
-      if (!kernel.compiled.ptx.empty()) {
-        size_t blob = add_blob("k" + kid + ".ptx", kernel.compiled.ptx, true);
-        ptx = "reinterpret_cast<const char*>(" + blob_symbol(blob) + ")";
-        ptx_cc = std::to_string(arch_number(kernel.compiled.ptx_arch));
-      }
-      kernel_rows +=
-          "    {" + c_string_literal(plan.entry) + ", " + c_string_literal(plan.reduce_entry) +
-          ", " + std::to_string(plan.threads) + ", " + std::to_string(plan.dynamic_smem_bytes) +
-          ", " + std::to_string(plan.tile_m) + ", " + std::to_string(plan.tile_n) + ", " +
-          std::to_string(plan.split_k) + ", " + std::to_string(plan.reduce_threads) + ", " +
-          std::to_string(plan.min_alignment_bytes) + ", " + std::to_string(plan.tma_box_k) +
-          ", cubins_" + kid + ", " + std::to_string(n_images) + ", " + ptx + ", " + ptx_cc + "},\n";
-    }
-    ops_c += "const KernelDesc kernels_" + id + "[] = {\n" + kernel_rows + "};\n";
+    ops_c += target.kernel_table(request, p, id, out, file_scope);
 
     std::vector<std::string> args = op.arg_names();
     std::string arg_list, var_list;
@@ -317,7 +279,7 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
   std::string asm_c = "__asm__(\n    \".section .rodata.dietcode,\\\"a\\\",@progbits\\n\"\n";
   std::string decls;
   for (size_t i = 0; i < out.blobs.size(); ++i) {
-    std::string sym = blob_symbol(i);
+    std::string sym = pack_blob_symbol(i);
     std::string path = build_dir + "/" + out.blobs[i].file;
     asm_c += "    \".balign 64\\n.globl " + sym + "\\n.hidden " + sym + "\\n" + sym +
              ":\\n.incbin " + c_string_literal(c_string_literal(path)).substr(1);
@@ -331,10 +293,11 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
       "// Generated by dietcode " + std::string(tool_version()) +
       " (dietcode build): kernel pack " + w.name +
       ". Do not edit.\n"
-      "// The loader runtime (pack_runtime.cc) does the work; this file describes the pack.\n"
-      "#include \"pack_runtime.h\"\n\n"
-      "// The CUBINs, PTX and manifest, embedded by the assembler from the build folder.\n" +
-      asm_c + "\nextern \"C\" {\n" + decls + "}\n\nnamespace dietcode_pack {\nnamespace {\n\n" +
+      "// The loader runtime (" + out.runtime.source +
+      ") does the work; this file describes the pack.\n"
+      "#include \"" + out.runtime.header + "\"\n\n"
+      "// The binaries and manifest, embedded by the assembler from the build folder.\n" +
+      asm_c + "\nextern \"C\" {\n" + decls + file_scope + "}\n\nnamespace dietcode_pack {\nnamespace {\n\n" +
       ops_c + "}  // namespace\n\nconst OpDesc kOps[] = {\n" +
       [&] {
         std::string all;
@@ -342,12 +305,13 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
         return all;
       }() +
       "};\n\nconst PackDesc kPack = {" + c_string_literal(w.name) +
-      ", reinterpret_cast<const char*>(" + blob_symbol(manifest_blob) + "), kOps, " +
+      ", reinterpret_cast<const char*>(" + pack_blob_symbol(manifest_blob) + "), kOps, " +
       std::to_string(request.ops.size()) + "};\n\n}  // namespace dietcode_pack\n\n" + wrappers_c;
 
   out.header = header_text(request, library_name, header_name);
   for (const char* abi : {"dietcode_abi_version", "dietcode_manifest", "dietcode_last_error",
-                          "dietcode_select", "dietcode_select_arch", "dietcode_launch"})
+                          "dietcode_select", "dietcode_select_arch", "dietcode_launch",
+                          "dietcode_set_num_threads", "dietcode_num_threads"})
     out.exported.push_back(abi);
   std::sort(out.exported.begin(), out.exported.end());
   out.version_script = "{\n  global:\n";

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "pack/embedded_runtime.h"
 #include "pack/manifest.h"
+#include "pack/pack_kernel_units.h"
 #include "pack/pack_source.h"
 #include "pack/run_process.h"
 
@@ -100,12 +101,16 @@ PackFiles write_pack(const PackRequest& request, const fs::path& library,
   std::string manifest = pack_manifest(request).dump();
   PackSources src = generate_pack_sources(request, manifest, dir.path().string(), library_name,
                                           files.header.filename().string());
-  fs::create_directories(dir.path() / "include" / "dietcode");
-  for (const EmbeddedFile& f : embedded_runtime_files()) write_file(dir.path() / f.path, f.text);
+  for (const EmbeddedFile& f : embedded_runtime_files()) {
+    fs::create_directories((dir.path() / f.path).parent_path());
+    write_file(dir.path() / f.path, f.text);
+  }
   for (const PackBlob& blob : src.blobs) write_file(dir.path() / blob.file, blob.bytes);
   write_file(dir.path() / "pack.cc", src.translation_unit);
   write_file(dir.path() / "exports.map", src.version_script);
   write_file(dir.path() / files.header.filename(), src.header);
+  for (const KernelUnit& unit : src.kernel_units) write_file(dir.path() / unit.file, unit.source);
+  std::vector<std::string> objects = compile_kernel_units(src.kernel_units, options.cxx, dir.path());
 
   std::vector<std::string> argv = {options.cxx,
                                    "-std=c++17",
@@ -116,20 +121,15 @@ PackFiles write_pack(const PackRequest& request, const fs::path& library,
                                    "-fvisibility-inlines-hidden",
                                    "-frandom-seed=dietcode-pack",
                                    "-Iinclude",
-                                   "-I.",
-                                   "-isystem",
-                                   find_cuda_include(options.cuda_include_dir),
-                                   "pack.cc",
-                                   "pack_runtime.cc",
-                                   "-o",
-                                   library_name,
-                                   "-s",
-                                   "-Wl,--version-script=exports.map",
-                                   "-Wl,--build-id=none",
-                                   "-Wl,-soname," + library_name,
-                                   "-Wl,-z,defs",
-                                   "-Wl,--as-needed",
-                                   "-ldl"};
+                                   "-I."};
+  if (src.runtime.needs_cuda_headers)
+    argv.insert(argv.end(), {"-isystem", find_cuda_include(options.cuda_include_dir)});
+  argv.insert(argv.end(), {"pack.cc", src.runtime.source});
+  argv.insert(argv.end(), objects.begin(), objects.end());
+  argv.insert(argv.end(), {"-o", library_name, "-s", "-Wl,--version-script=exports.map",
+                           "-Wl,--build-id=none", "-Wl,-soname," + library_name, "-Wl,-z,defs",
+                           "-Wl,--as-needed"});
+  argv.insert(argv.end(), src.runtime.link_flags.begin(), src.runtime.link_flags.end());
   ProcessResult r = run_process(argv, dir.path().string());
   if (!r.started)
     throw EnvironmentError("cannot run the host C++ compiler '" + options.cxx + "': " + r.error +

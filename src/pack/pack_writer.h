@@ -4,7 +4,9 @@
 //
 //   c++ -O2 -shared -fPIC -fvisibility=hidden, a version script exporting only the ABI and the
 //   typed wrappers, no build id, no debug info, stripped, -ldl only: the pack never links
-//   libcuda (it dlopens it on first use).
+//   libcuda (it dlopens it on first use). A CPU pack compiles its runtime (the thread pool,
+//   -pthread) instead of the driver loader, needs no CUDA headers, and first compiles each of
+//   its kernels for its own ISA level into an object it links (pack_kernel_units.h).
 //
 // Reproducible: the compiler runs inside the build folder on relative file names and the
 // output carries no path, time or random name, so equal inputs give byte-identical packs
@@ -20,9 +22,9 @@
 namespace dietcode {
 
 struct PackWriteOptions {
-  std::string cxx = "c++";       // the host C++ compiler
-  std::string cuda_include_dir;  // cuda.h; empty: the toolkit dietcode was built with, else
-                                 // /usr/local/cuda/include
+  std::string cxx = "c++";       // the host C++ compiler (a CPU pack's kernels too)
+  std::string cuda_include_dir;  // cuda.h (GPU packs); empty: the toolkit dietcode was built
+                                 // with, else /usr/local/cuda/include
   bool keep_build_dir = false;   // leave the generated sources behind (printed) for debugging
 };
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/inspect_pack.h"
+#include "dietcode/pack_abi.h"
 #include "common/error.h"
 #include "e2e/tiny_pack_util.h"
 #include "search/tuning_log.h"
@@ -137,7 +138,7 @@ TEST_F(PackTest, ACProgramLoadsThePackAndGetsTheTunedDispatch) {
     int k;
     if (std::sscanf(line.c_str(), "select proj %lld = %d", &t, &k) == 2) picked[t] = k;
   }
-  EXPECT_THAT(r.out, HasSubstr("abi 2\n"));
+  EXPECT_THAT(r.out, HasSubstr("abi 3\n"));
 
   // The manifest.
   EXPECT_EQ(manifest["format"], "dietcode-pack");
@@ -195,11 +196,22 @@ TEST_F(PackTest, ExportsOnlyTheAbiAndNeverLinksTheDriver) {
   ASSERT_EQ(nm.exit_code, 0);
   EXPECT_EQ(nm.out,
             "dietcode_abi_version\ndietcode_last_error\ndietcode_launch\ndietcode_manifest\n"
-            "dietcode_select\ndietcode_select_arch\ntiny_proj\n");
+            "dietcode_num_threads\ndietcode_select\ndietcode_select_arch\n"
+            "dietcode_set_num_threads\ntiny_proj\n");
   Shell readelf = run("readelf -d '" + lib.string() + "'", dir_);
   ASSERT_EQ(readelf.exit_code, 0);
   EXPECT_THAT(readelf.out, HasSubstr("(SONAME)             Library soname: [libtiny.so]"));
   EXPECT_THAT(readelf.out, Not(HasSubstr("libcuda")));
+  // ABI 3's thread-pool calls: a GPU pack checks the count and otherwise ignores it.
+  void* pack = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(pack) << dlerror();
+  auto set_threads = reinterpret_cast<int (*)(int)>(dlsym(pack, "dietcode_set_num_threads"));
+  auto threads = reinterpret_cast<int (*)()>(dlsym(pack, "dietcode_num_threads"));
+  ASSERT_TRUE(set_threads && threads);
+  EXPECT_EQ(set_threads(4), DIETCODE_OK);
+  EXPECT_EQ(set_threads(0), DIETCODE_OK);
+  EXPECT_EQ(set_threads(-1), DIETCODE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(threads(), 0);
 }
 
 TEST_F(PackTest, TheHeaderIsStrictC99AndCppAndLinksAgainstThePack) {
@@ -224,7 +236,7 @@ TEST_F(PackTest, TheHeaderIsStrictC99AndCppAndLinksAgainstThePack) {
   Shell use =
       run("LD_LIBRARY_PATH='" + header_dir.string() + "' '" + (dir_ / "use").string() + "'", dir_);
   ASSERT_EQ(use.exit_code, 0) << use.err;
-  EXPECT_THAT(use.out, MatchesRegex("2 [0-2] 1\n"));  // ABI 2, a kernel, invalid argument
+  EXPECT_THAT(use.out, MatchesRegex("3 [0-2] 1\n"));  // ABI 3, a kernel, invalid argument
 }
 
 TEST_F(PackTest, EqualInputsGiveByteIdenticalPacksWhereverTheyAreWritten) {

@@ -65,10 +65,10 @@ TEST(PackLibrary, RejectsWhatIsNotAPack) {
   const std::string message = error_of([&] { PackLibrary{not_a_pack}; });
   EXPECT_EQ(message.rfind(not_a_pack + ": not a dietcode kernel pack: ", 0), 0u) << message;
   EXPECT_NE(message.find("undefined symbol: dietcode_abi_version"), std::string::npos) << message;
-  EXPECT_EQ(error_of([] { PackLibrary(kPackDir + "/libtest_pack_abi99.so"); }),
+  EXPECT_EQ(error_of([] { PackLibrary(kPackDir + "/libtest_pack_abi0.so"); }),
             kPackDir +
-                "/libtest_pack_abi99.so: pack ABI version 99; this dietcode reads version 2: "
-                "rebuild the pack with it");
+                "/libtest_pack_abi0.so: pack ABI version 0; this dietcode reads version 1 and "
+                "later: rebuild the pack with it");
 }
 
 TEST(BenchPack, ReadsTheManifestWithDims) {

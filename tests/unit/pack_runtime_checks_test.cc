@@ -3,6 +3,7 @@
 // input and KRSC filter, batched operands, a bias), outputs that overlap inputs, conv2d
 // geometry past 32 bits, and shape values past the cap.
 #include "pack/runtime/pack_runtime_checks.h"
+#include "pack/runtime/pack_runtime.h"  // a GPU pack's KernelDesc and launch geometry
 
 #include <gtest/gtest.h>
 

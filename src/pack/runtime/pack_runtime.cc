@@ -1,5 +1,5 @@
-/* The loader runtime of a dietcode kernel pack: the C ABI of SPEC §5 over the PackDesc that
- * the generated translation unit defines.
+/* The loader runtime of a dietcode GPU kernel pack: the C ABI of SPEC §5 over the PackDesc that
+ * the generated translation unit defines. (A CPU pack compiles pack_runtime_cpu.cc instead.)
  *
  * Guided tour
  *   errors, checks   pack_runtime_checks.h: the message buffer behind dietcode_last_error()
@@ -419,29 +419,10 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
               void* stream) {
   try {
     // Everything about the call is checked before the driver is touched.
-    if (!args) return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: args is NULL", op.name);
-    if (n_args != op.n_args)
-      return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s takes %d arguments, got %d", op.name,
-                  op.n_args, n_args);
-    for (int i = 0; i < n_args; ++i)
-      if (!args[i])
-        return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: argument %s is NULL", op.name,
-                    op.arg_names[i]);
-    if (int status = check_values(op, values, n_values)) return status;
-
     DietcodeArgs a;
-    std::memset(&a, 0, sizeof a);
-    if (!op.fill_shape(values, &a))
-      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
-                  "op %s: these shape values give a dimension or stride past 64 bits (32 for "
-                  "convolution geometry)",
-                  op.name);
-    if (a.batch < 0 || a.m < 0 || a.n < 0 || a.k < 0)
-      return fail(DIETCODE_ERR_INVALID_ARGUMENT,
-                  "op %s: these shape values give a negative "
-                  "dimension (batch %lld, M %lld, N %lld, K %lld)",
-                  op.name, a.batch, a.m, a.n, a.k);
-    if (a.batch == 0 || a.m == 0 || a.n == 0) return DIETCODE_OK;  // an empty output
+    bool empty = false;
+    if (int status = check_call(op, args, n_args, values, n_values, &a, &empty)) return status;
+    if (empty) return DIETCODE_OK;  // an empty output
 
     // The newest arch's dispatcher chooses first, so that a call wrong for its kernel fails
     // before the driver is touched; a GPU served by another dispatcher chooses again below.
@@ -520,3 +501,14 @@ DIETCODE_PACK_EXPORT int dietcode_launch(const char* op, void* const* args, int 
   if (!d) return dietcode_pack::unknown_op(op);
   return dietcode_pack::launch_op(*d, args, n_args, shape_values, n_values, stream);
 }
+
+// ABI 3: the host thread pool of a CPU pack. A GPU pack runs its kernels on the GPU and has no
+// pool, so it checks the argument like a CPU pack and otherwise ignores it; its size reads 0.
+DIETCODE_PACK_EXPORT int dietcode_set_num_threads(int n) {
+  if (n < 0)
+    return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                "dietcode_set_num_threads(%d): expected 1 or more, or 0 for every core", n);
+  return DIETCODE_OK;
+}
+
+DIETCODE_PACK_EXPORT int dietcode_num_threads(void) { return 0; }

@@ -1,7 +1,8 @@
-/* The loader runtime compiled into every dietcode kernel pack: the description of the pack
- * that the generated translation unit fills in, and the entry the typed wrappers call.
+/* The loader runtime compiled into every GPU kernel pack: what a kernel is on a GPU (its launch
+ * plan and CUBINs) and which binary and dispatcher serve a GPU; the rest of the pack's
+ * description is the same for every target (pack_desc.h).
  *
- * This file and pack_runtime.cc are built into each libNAME.so, never into dietcode itself:
+ * This file and pack_runtime.cc are built into each GPU libNAME.so, never into dietcode itself:
  * dietcode carries their text (embedded at its own build) and writes them next to the
  * generated code when it builds a pack. They depend on nothing but libc, libstdc++, the
  * driver API headers (types only: the driver is dlopen'ed on first use) and the two plain-C
@@ -10,15 +11,7 @@
 #ifndef DIETCODE_PACK_RUNTIME_H_
 #define DIETCODE_PACK_RUNTIME_H_
 
-#include <cstddef>
-#include <cstdint>
-
-#include "dietcode/pack_abi.h"
-#include "dietcode_args.h"
-
-/* The pack is compiled with -fvisibility=hidden; the ABI and the typed wrappers opt back in
- * (and a version script keeps everything else out of the dynamic symbol table). */
-#define DIETCODE_PACK_EXPORT extern "C" __attribute__((visibility("default")))
+#include "pack_desc.h"
 
 namespace dietcode_pack {
 
@@ -32,7 +25,8 @@ struct CubinImage {
   size_t size;
 };
 
-/* One kernel: how to launch it (the launch plan dietcode generated it with) and its binaries. */
+/* One kernel of a GPU pack (pack_desc.h declares it for every target): how to launch it (the
+ * launch plan dietcode generated it with) and its binaries. */
 struct KernelDesc {
   const char* entry;        /* extern "C" __global__ name */
   const char* reduce_entry; /* split-K reduction entry, "" when the main kernel writes C */
@@ -50,45 +44,6 @@ struct KernelDesc {
   const char* ptx; /* NUL-terminated PTX for a newer GPU, or NULL */
   int ptx_cc;      /* 90 for compute_90 */
 };
-
-/* The dispatcher of an op for one target arch (several archs may share one select). */
-struct ArchSelect {
-  int cc;
-  bool arch_specific;
-  int (*select)(const int64_t* values); /* kernel index */
-};
-
-/* One operator: its signature, its dispatchers, and how its shape values become a GEMM. */
-struct OpDesc {
-  const char* name;
-  const char* const* arg_names; /* in argument order: X, W, [bias], Y */
-  int n_args;
-  int bias_arg;   /* index of the bias argument, -1 when none */
-  int elem_bytes; /* of every tensor */
-  const char* const* var_names;
-  int n_vars;
-  const ArchSelect* selects; /* one per target arch; [0] is the newest arch's */
-  int n_selects;
-  /* batch, m, n, k, strides, conv; 0 when a dimension or stride does not fit its field */
-  int (*fill_shape)(const int64_t* values, DietcodeArgs* args);
-  const KernelDesc* kernels;
-  int n_kernels;
-};
-
-struct PackDesc {
-  const char* name;
-  const char* manifest;
-  const OpDesc* ops;
-  int n_ops;
-};
-
-/* Defined by the generated translation unit. */
-extern const PackDesc kPack;
-
-/* dietcode_launch for an op already found: what the typed wrappers call, so a wrapper never
- * goes through an exported symbol another library could interpose. */
-int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* values, int n_values,
-              void* stream);
 
 /* Which binary of a kernel runs on a GPU of compute capability cc (90 for 9.0): the CUBIN
  * built for it or for the nearest older minor revision of its major (an arch-specific one,
@@ -153,15 +108,6 @@ inline int pick_dispatcher(const OpDesc& op, int cc) {
  *   workspace: batch * split_k * m * n fp32 partial sums when split_k > 1. */
 constexpr int64_t kMaxGridX = 2147483647;
 constexpr int64_t kMaxGridYZ = 65535;
-
-/* For a >= 0, b >= 1; never overflows, unlike (a + b - 1) / b near INT64_MAX. */
-inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
-
-/* a * b, or -1 when the product does not fit int64 or a factor is -1 (an earlier overflow). */
-inline int64_t checked_mul(int64_t a, int64_t b) {
-  int64_t out;
-  return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &out) ? -1 : out;
-}
 
 /* False when the grid does not fit one launch (including products past int64). */
 inline bool main_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {

@@ -1,7 +1,8 @@
 /* The argument checks of a kernel pack's loader runtime, and its error buffer: everything
- * dietcode_select and dietcode_launch verify before any GPU work, so a bad call costs nothing
- * and touches no device state. Part of pack_runtime.cc (included by it, and only by it), kept
- * apart to keep each file about one thing. */
+ * dietcode_select and dietcode_launch verify before any kernel runs, so a bad call costs nothing
+ * and touches no device state. Part of each target's runtime (pack_runtime.cc for a GPU,
+ * pack_runtime_cpu.cc for a CPU: included by them, and only by them), so both check a call
+ * the same way; kept apart to keep each file about one thing. */
 #ifndef DIETCODE_PACK_RUNTIME_CHECKS_H_
 #define DIETCODE_PACK_RUNTIME_CHECKS_H_
 
@@ -10,7 +11,7 @@
 #include <cstring>
 #include <string>
 
-#include "pack_runtime.h"
+#include "pack_desc.h"
 
 namespace dietcode_pack {
 namespace {
@@ -130,6 +131,36 @@ int check_extents(const OpDesc& op, void* const* args, const DietcodeArgs& a) {
                   op.arg_names[out], args[out], (long long)out_bytes, op.arg_names[i], args[i],
                   (long long)bytes);
   }
+  return DIETCODE_OK;
+}
+
+// The checks every launch starts with, whatever the target: the pointers and their count, the
+// shape values, and the GEMM they give, filled into *a (zeroed first). *empty: the output has
+// no element, so the call is done once the checks pass.
+int check_call(const OpDesc& op, void* const* args, int n_args, const int64_t* values, int n_values,
+               DietcodeArgs* a, bool* empty) {
+  *empty = false;
+  if (!args) return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: args is NULL", op.name);
+  if (n_args != op.n_args)
+    return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s takes %d arguments, got %d", op.name,
+                op.n_args, n_args);
+  for (int i = 0; i < n_args; ++i)
+    if (!args[i])
+      return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op %s: argument %s is NULL", op.name,
+                  op.arg_names[i]);
+  if (int status = check_values(op, values, n_values)) return status;
+  std::memset(a, 0, sizeof *a);
+  if (!op.fill_shape(values, a))
+    return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                "op %s: these shape values give a dimension or stride past 64 bits (32 for "
+                "convolution geometry)",
+                op.name);
+  if (a->batch < 0 || a->m < 0 || a->n < 0 || a->k < 0)
+    return fail(DIETCODE_ERR_INVALID_ARGUMENT,
+                "op %s: these shape values give a negative "
+                "dimension (batch %lld, M %lld, N %lld, K %lld)",
+                op.name, a->batch, a->m, a->n, a->k);
+  *empty = a->batch == 0 || a->m == 0 || a->n == 0;
   return DIETCODE_OK;
 }
 
