@@ -236,6 +236,9 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   }
 
   TuneMachine machine = open_tune_machine(request);
+  if (machine.max_instances_per_kernel > 0)
+    options.max_instances_per_kernel = machine.max_instances_per_kernel;
+  if (machine.kernels_per_round > 0) options.kernels_per_round = machine.kernels_per_round;
   TuneDevices& devices = machine.devices;
   const DeviceIdentity identity = devices.measurers[0]->device();
 

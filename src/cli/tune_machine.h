@@ -34,6 +34,12 @@ struct TuneMachine {
   CpuSpec cpu;          // cpu: the host's figures
   std::string regime;   // for the header line: "L2 flushed before every timing", ...
   std::string where;    // for the header line: "2 threads", "GPUs 0,1", or ""
+  // The search's pace where the machine's differs from a GPU's (0 keeps the default): a GPU
+  // times a kernel on all 128 BERT instances in well under a second; two CPU cores need ~20 s
+  // for fc1 alone. So the CPU times each kernel on a sample of the instances and lets the
+  // cost model carry the rest, and takes smaller rounds so the model is retrained as often.
+  size_t max_instances_per_kernel = 0;  // JointSearchOptions::max_instances_per_kernel
+  int kernels_per_round = 0;            // JointSearchOptions::kernels_per_round
 
   // The templates an op may use here: the target's, and on a CPU only ISA levels it runs.
   std::vector<const TemplateSpace*> spaces_for(const OpSpec& op) const;

@@ -36,8 +36,10 @@ int JointSearch::round_cap(const Deadline& deadline, size_t position) const {
   if (!deadline.limited()) return INT_MAX;
   double seconds = 0;
   int kernels = 0;
+  // A kernel costs its compile and its timing: on a GPU the compile dominates, on a CPU the
+  // timing (the kernel's own milliseconds on dozens of shapes) does.
   for (const auto& s : searches_) {
-    seconds += s->stats().compile_seconds;
+    seconds += s->stats().compile_seconds + s->stats().measure_seconds;
     kernels += s->stats().compiled;
   }
   // Nothing to estimate from yet: one compile wave measures the rate for the price of one

@@ -97,8 +97,8 @@ class JointSearch {
               const Deadline& deadline) const;
   int trials_done() const;
   // How many new kernels the op at `position` may compile in its round: its share of the time
-  // left at the compile rate seen so far (one wave of parallel compiles before there is a
-  // rate); INT_MAX without a time budget.
+  // left at the rate kernels were compiled and timed so far (one wave of parallel compiles
+  // before there is a rate); INT_MAX without a time budget.
   int round_cap(const Deadline& deadline, size_t position) const;
   OpOutcome outcome(OpSearch& search) const;
 

@@ -200,6 +200,24 @@ void CpuMeasurer::check(Pending& pending, MeasureResult& result) {
   if (checked.status == MeasureStatus::kOk) checked_.insert(pending.candidate.kernel.id);
 }
 
+// How long a time request for `group` may take before the worker counts as hung: the per-
+// candidate limit, plus its runs at a rate no compiled candidate falls below (a scalar loop on
+// one core does more), plus the evictions. A CPU kernel's own run time is milliseconds on
+// BERT's larger shapes, so a flat limit would kill healthy candidates.
+double CpuMeasurer::time_limit_seconds(const std::vector<Pending*>& group) const {
+  constexpr double kSlowestFlopsPerSecond = 1e9;
+  const int runs = options_.measure.warmup + options_.measure.repeats;
+  double seconds = 0;
+  for (const Pending* p : group) {
+    double flops = 0;
+    for (const GemmShape& s : p->candidate.shapes) flops += s.flops();
+    seconds += options_.measure.timeout_seconds + runs * flops / kSlowestFlopsPerSecond +
+               double(options_.measure.repeats) * double(p->candidate.shapes.size()) * evict_us_ *
+                   1e-6;
+  }
+  return seconds;
+}
+
 // Times a group in one request; if the worker dies or hangs on a group of several, times each
 // alone so that only the culprit is marked.
 void CpuMeasurer::time(const std::vector<Pending*>& group, std::vector<MeasureResult>& results) {
@@ -211,7 +229,7 @@ void CpuMeasurer::time(const std::vector<Pending*>& group, std::vector<MeasureRe
   req["evict"] = options_.measure.flush_l2;
   req["candidates"] = json::array();
   for (const Pending* p : group) req["candidates"].push_back(to_json(p->candidate));
-  const double timeout = options_.measure.timeout_seconds * double(group.size());
+  const double timeout = time_limit_seconds(group);
   WorkerReply reply = call(req, timeout);
 
   if (reply.outcome == WorkerOutcome::kOk) {

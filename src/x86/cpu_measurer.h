@@ -103,6 +103,7 @@ class CpuMeasurer : public Measurer {
   void prepare_worker();
   void check(Pending& pending, MeasureResult& result);
   void time(const std::vector<Pending*>& group, std::vector<MeasureResult>& results);
+  double time_limit_seconds(const std::vector<Pending*>& group) const;
 
   std::unique_ptr<WorkerProcess> worker_;
   CpuMeasurerOptions options_;

@@ -112,7 +112,7 @@ TEST(CliTuneAttentionBf16, ALayoutNoTemplateReadsIsSkippedWithItsLayoutNamed) {
   CommandResult r = test::run_cli(
       {"tune", workload, "--simulate", "h100", "--trials", "2", "--seed", "1"}, in(dir));
   ASSERT_EQ(r.exit_code, 0) << r.summary();
-  EXPECT_THAT(r.out + r.err, HasSubstr("tq: skipped: no template computes float16 batch_matmul "
+  EXPECT_THAT(r.out + r.err, HasSubstr("tq: skipped: no cuda template computes float16 batch_matmul "
                                        "with A stored [K,M] (transpose_a) and B stored [K,N] yet"));
   CommandResult inspect =
       test::run_cli({"inspect", workload, "--space", "--gpu", "h100", "--max-candidates", "1"});
