@@ -19,10 +19,12 @@ namespace {
 // Every CPU template needs AVX2 and FMA at least.
 constexpr int kMinCpuLevel = 3;
 // Timing on a CPU costs the kernel's own run time (milliseconds for BERT's larger shapes, not
-// microseconds): a kernel is timed on 12 instances (half where it is predicted to gain most,
-// half by priority), one warm-up and three timed runs each, the median of three being steady
-// enough to rank candidates (bench times with more); rounds of 8 kernels.
-constexpr size_t kCpuInstancesPerKernel = 12;
+// microseconds): a kernel is timed on at most 24 instances (beyond, half where it is predicted
+// to gain most, half by priority), one warm-up and three timed runs each, the median of three
+// being steady enough to rank candidates (bench times with more); rounds of 8 kernels. A pack
+// is built from kernels timed on every instance, so CPU workloads list up to 24 instances
+// (configs/workloads/bert_base_dense_cpu.json: every 8th T); the pack dispatches any value.
+constexpr size_t kCpuInstancesPerKernel = 24;
 constexpr int kCpuKernelsPerRound = 8;
 constexpr int kCpuWarmup = 1;
 constexpr int kCpuRepeats = 3;
