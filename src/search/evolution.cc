@@ -55,6 +55,13 @@ std::vector<MicroKernel> propose_candidates(const ProposalContext& ctx,
   };
 
   for (const PopulationMember& m : *ctx.population) offer(m.mk);
+  if (ctx.borrowed)
+    for (const MicroKernel& mk : *ctx.borrowed)
+      for (const SearchSpace* space : ctx.spaces)
+        if (space->space().tmpl == mk.tmpl && space->is_valid(mk)) {
+          offer(mk);
+          break;
+        }
 
   const bool has_parents = !ctx.population->empty() || !ctx.book->usable().empty();
   for (int child = 0; has_parents && child < options.children; ++child) {

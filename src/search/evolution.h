@@ -38,6 +38,10 @@ struct ProposalContext {
   const std::vector<int>* incumbent_kernel = nullptr;  // book index per instance, -1 for none
   const std::vector<PopulationMember>* population = nullptr;
   const std::set<std::string>* excluded = nullptr;  // keys never to propose (already tried)
+  // Kernels that serve the workload's other ops best: micro-kernels are shape-generic, so a
+  // tile that wins fc1 is worth a look for qkv. Offered after the population, where one of
+  // this op's spaces holds them. May be null.
+  const std::vector<MicroKernel>* borrowed = nullptr;
 };
 
 // The instance a mutation targets: drawn with probability proportional to w_i * incumbent_i
@@ -46,7 +50,7 @@ size_t pick_target_instance(const InstanceTable& table, const std::vector<double
                             std::mt19937_64& rng);
 
 // Distinct valid candidates not in `excluded`, in a deterministic order for a given rng state:
-// population first, then mutants, then fresh samples.
+// population first, then kernels borrowed from other ops, then mutants, then fresh samples.
 std::vector<MicroKernel> propose_candidates(const ProposalContext& ctx,
                                             const JointSearchOptions& options,
                                             std::mt19937_64& rng);

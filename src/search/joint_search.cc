@@ -54,6 +54,14 @@ int JointSearch::round_cap(const Deadline& deadline, size_t position) const {
   return std::max(1, int(share / (seconds / kernels)));
 }
 
+std::vector<MicroKernel> JointSearch::kernels_of_other_ops(size_t position) const {
+  std::vector<MicroKernel> out;
+  for (size_t n = 0; n < searches_.size(); ++n)
+    if (n != position)
+      for (const MicroKernel& mk : searches_[n]->kernels_in_use()) out.push_back(mk);
+  return out;
+}
+
 int JointSearch::trials_done() const {
   int done = 0;
   // A finished op counts as done in full, so the bar reaches its end when every op stops.
@@ -119,6 +127,7 @@ JointSearchResult JointSearch::run() {
         result.out_of_time = true;
         continue;
       }
+      s.borrow(kernels_of_other_ops(n));
       const RoundReport report = s.run_round(deadline, round_cap(deadline, n), [&] {
         notify(SearchProgress::Kind::kBatch, s, nullptr, deadline);
       });

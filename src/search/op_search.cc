@@ -201,9 +201,10 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
   if (slots > 0) {
     std::vector<const SearchSpace*> spaces;
     for (const SearchSpace& s : spaces_) spaces.push_back(&s);
-    const ProposalContext ctx{spaces,      &table_,      &book_, &inc.latency,
-                              &inc.kernel, &population_, &tried_};
+    const ProposalContext ctx{spaces,      &table_,      &book_,  &inc.latency,
+                              &inc.kernel, &population_, &tried_, &borrowed_};
     const std::vector<MicroKernel> proposals = propose_candidates(ctx, options_, rng_);
+    borrowed_.clear();
     std::vector<KernelCandidate> candidates;
     for (const MicroKernel& mk : proposals)
       candidates.push_back(model_->candidate(mk, plan_of(mk), std::nullopt));

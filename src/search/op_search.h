@@ -1,6 +1,7 @@
 // The search of one op over all its shape instances (METHOD.md §4), one round at a time:
 //
-//   propose   population + mutants retargeted at costly instances + fresh samples (evolution.h)
+//   propose   population + the kernels serving the workload's other ops + mutants retargeted
+//             at costly instances + fresh samples (evolution.h)
 //   score     the cost model predicts every candidate on every instance; the round takes the
 //             candidates that would lower the op's weighted latency most, plus a few random
 //             ones (candidate_selection.h); a kernel tried before (in this run or in the log)
@@ -128,6 +129,12 @@ class OpSearch {
   RoundReport run_round(const Deadline& deadline, int max_new_kernels = INT_MAX,
                         const std::function<void()>& on_batch = {});
 
+  // Kernels serving the workload's other ops best, proposed in the next round (once) where
+  // this op's spaces hold them.
+  void borrow(std::vector<MicroKernel> kernels) { borrowed_ = std::move(kernels); }
+  // The distinct kernels of this op's assignment, best-served weight first.
+  std::vector<MicroKernel> kernels_in_use() const;
+
   bool finished() const { return stop_ != StopReason::kNone; }
   StopReason stop_reason() const { return stop_; }
   void stop(StopReason reason) {
@@ -179,6 +186,7 @@ class OpSearch {
   std::set<std::string> tried_;       // keys compiled here or recorded in the log
   std::vector<MicroKernel> pending_;  // logged kernels missing some instances
   std::vector<PopulationMember> population_;
+  std::vector<MicroKernel> borrowed_;  // from other ops, for the next round
   BinarySet binaries_;
   ImprovementTracker tracker_;
   StopReason stop_ = StopReason::kNone;

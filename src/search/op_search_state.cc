@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "common/error.h"
 #include "search/op_search.h"
@@ -103,6 +104,19 @@ std::vector<InstanceChoice> OpSearch::assignment() const {
   std::vector<InstanceChoice> out(table_.size());
   for (size_t i = 0; i < out.size(); ++i)
     out[i] = {inc.kernel[i], inc.latency[i], measured[i] >= 0};
+  return out;
+}
+
+std::vector<MicroKernel> OpSearch::kernels_in_use() const {
+  const Incumbent inc = incumbent();
+  std::map<int, double> served;  // book index -> weighted latency of its instances
+  for (size_t i = 0; i < inc.kernel.size(); ++i)
+    if (inc.kernel[i] >= 0) served[inc.kernel[i]] += table_.weights()[i] * inc.latency[i];
+  std::vector<std::pair<double, int>> order;
+  for (const auto& [k, w] : served) order.push_back({-w, k});
+  std::sort(order.begin(), order.end());
+  std::vector<MicroKernel> out;
+  for (const auto& [w, k] : order) out.push_back(book_[size_t(k)].mk);
   return out;
 }
 

@@ -2,11 +2,14 @@
 // shared objects, checks them against the CPU reference and times them on the worker's own
 // thread pool. Requests and replies are listed in cpu_measurer.h.
 //
-// Loading: a candidate's bytes go to a memfd, dlopen'ed through /proc/self/fd/N with
+// Loading: a candidate's bytes go to a file of a name never used before in this process
+// (in /dev/shm when it can be written, else the temporary folder), dlopen'ed with
 // RTLD_LOCAL | RTLD_NOW (two candidates export the same entry name; a missing symbol fails at
-// load, not mid-timing). The memfd stays open while the library is loaded: glibc recognises an
-// already-loaded library by its path, so a path must never be reused while its library lives.
-// At most kMaxLoaded candidates stay loaded; the oldest is dlclose'd first.
+// load, not mid-timing) and unlinked at once. Never reuse a path: glibc recognises an
+// already-loaded library by its path, and dlclose does not always unload one (a candidate's
+// thread_local scratch with a destructor keeps it loaded while the pool's threads live), so a
+// reused path, such as a recycled /proc/self/fd/N, would hand back an older candidate's
+// library. At most kMaxLoaded candidates stay loaded; the oldest is dlclose'd first.
 //
 // Nothing is compiled here: the tuner hands over finished binaries.
 #include <dlfcn.h>
@@ -15,10 +18,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -68,17 +74,20 @@ struct AlignedBuffer {
 class Library {
  public:
   Library(const std::string& image, const std::string& entry) {
-    fd_ = ::memfd_create("dietcode-candidate", MFD_CLOEXEC);
-    if (fd_ < 0) throw EnvironmentError(fmt::format("memfd_create: {}", std::strerror(errno)));
-    size_t done = 0;
-    while (done < image.size()) {
-      ssize_t n = ::write(fd_, image.data() + done, image.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw EnvironmentError(fmt::format("writing a memfd: {}", std::strerror(errno)));
-      done += size_t(n);
+    static std::atomic<uint64_t> loads{0};
+    static const std::string dir = ::access("/dev/shm", W_OK) == 0
+                                       ? std::string("/dev/shm")
+                                       : std::filesystem::temp_directory_path().string();
+    const std::string path =
+        fmt::format("{}/dietcode-candidate-{}-{}.so", dir, ::getpid(), loads++);
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(image.data(), std::streamsize(image.size()));
+      if (!out.flush())
+        throw EnvironmentError(fmt::format("writing {}: {}", path, std::strerror(errno)));
     }
-    std::string path = fmt::format("/proc/self/fd/{}", fd_);
     handle_ = ::dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
+    ::unlink(path.c_str());  // the mapping outlives the name
     if (!handle_) {
       const char* why = ::dlerror();
       throw LoadError(
@@ -90,7 +99,6 @@ class Library {
   }
   ~Library() {
     if (handle_) ::dlclose(handle_);
-    if (fd_ >= 0) ::close(fd_);
   }
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;
@@ -98,7 +106,6 @@ class Library {
   DietcodeCpuKernelFn fn() const { return fn_; }
 
  private:
-  int fd_ = -1;
   void* handle_ = nullptr;
   DietcodeCpuKernelFn fn_ = nullptr;
 };

@@ -92,6 +92,25 @@ TEST_F(CliTuneCpu, RealRunNamesTheCpuAndItsIsaLevelInEveryRecord) {
     }
   }
   EXPECT_GE(ok, 16u) << "at least one kernel timed on all 16 instances";
+
+  // The log makes a CPU pack for this CPU's level (its target read from the records; "up",
+  // untuned, gets the default kernel; a pack for a level with no measured kernel of "down" is
+  // refused), which a plain C program
+  // loads with dlopen and runs on host buffers, checking the result against its own reference.
+  CommandResult built = test::run_cli(
+      {"build", kWorkload, "--log", (dir_ / "cpu.jsonl").string(), "--arch", cpu.isa_level,
+       "-o", (dir_ / "libsmall.so").string()},
+      CommandOptions{dir_.string(), {{"DIETCODE_CACHE_DIR", cache_.string()}}});
+  ASSERT_EQ(built.exit_code, 0) << built.summary();
+  const std::string example = (dir_ / "run_pack").string();
+  CommandResult cc = test::run_command(
+      {"cc", "-std=c99", "-O1", "-o", example, test::source_dir() + "/examples/c/run_pack.c",
+       "-ldl", "-lm"});
+  ASSERT_EQ(cc.exit_code, 0) << cc.summary();
+  for (const char* t : {"T=1", "T=7", "T=16", "T=29"}) {
+    CommandResult run = test::run_command({example, (dir_ / "libsmall.so").string(), "down", t});
+    EXPECT_EQ(run.exit_code, 0) << t << ": " << run.summary() << run.out;
+  }
 }
 
 TEST_F(CliTuneCpu, KilledRunResumesMeasuringNoPairTwice) {

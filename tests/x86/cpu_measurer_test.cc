@@ -116,7 +116,13 @@ class CpuMeasurerTest : public ::testing::Test {
                                                          {"hang", "-DHANG"},
                                                          {"wrong", "-DWRONG"},
                                                          {"crash_later", "-DCRASH_LATER"},
-                                                         {"threads3", "-DEXPECT_THREADS=3"}};
+                                                         {"threads3", "-DEXPECT_THREADS=3"},
+                                                         // Stays loaded after dlclose, as a
+                                                         // candidate with thread_local scratch
+                                                         // does while the pool's threads live.
+                                                         {"nodelete", "-Wl,-z,nodelete"},
+                                                         {"renamed",
+                                                          "-Ddietcode_dense_kernel=other_entry"}};
     for (const auto& [name, flags] : variants) {
       const std::string so = dir_ + "/" + name + ".so";
       const std::string command =
@@ -195,6 +201,25 @@ TEST(CrashDescription, NamesTheSignal) {
 TEST(CpuIdentity, BrandStringAndCache) {
   EXPECT_FALSE(cpu_brand_string().empty());
   EXPECT_GE(last_level_cache_bytes(), int64_t(256) << 10);
+}
+
+// More candidates than the worker keeps loaded, each a library dlclose cannot unload: a later
+// candidate must still get its own library, never one loaded earlier under a path used again
+// (a recycled /proc/self/fd/N once handed back a stale library: "has no entry").
+TEST_F(CpuMeasurerTest, ALibraryThatStaysLoadedNeverShadowsALaterCandidate) {
+  auto measurer = make_measurer(1);
+  std::vector<MeasureInput> inputs;
+  for (int i = 0; i < 70; ++i) {
+    inputs.push_back(input("nodelete", {3}));
+    inputs.back().mk.params["BM"] = 16 + i;  // a distinct candidate each time
+  }
+  MeasureInput last = input("renamed", {3});
+  last.kernel.plan.entry = "other_entry";
+  inputs.push_back(last);
+  const std::vector<MeasureResult> results = measurer->measure(inputs);
+  ASSERT_EQ(results.size(), inputs.size());
+  for (size_t i = 0; i < results.size(); ++i)
+    EXPECT_EQ(results[i].status, MeasureStatus::kOk) << i << ": " << results[i].error;
 }
 
 TEST_F(CpuMeasurerTest, IdentifiesTheDevice) {
