@@ -58,7 +58,8 @@ std::vector<MicroKernel> JointSearch::kernels_of_other_ops(size_t position) cons
   std::vector<MicroKernel> out;
   for (size_t n = 0; n < searches_.size(); ++n)
     if (n != position)
-      for (const MicroKernel& mk : searches_[n]->kernels_in_use()) out.push_back(mk);
+      if (std::vector<MicroKernel> in_use = searches_[n]->kernels_in_use(); !in_use.empty())
+        out.push_back(in_use.front());
   return out;
 }
 

@@ -96,9 +96,9 @@ class JointSearch {
   void notify(SearchProgress::Kind kind, const OpSearch& op, const RoundReport* round,
               const Deadline& deadline) const;
   int trials_done() const;
-  // The kernels serving the other ops' instances now, offered to the op at `position` for its
-  // next round (OpSearch::borrow): one op's winners are often another's, since the kernels are
-  // shape-generic and the ops of a model share their extents.
+  // The kernel serving most of each other op's weighted time now, given to the op at
+  // `position` for its next round (OpSearch::borrow): one op's winner is often another's,
+  // since the kernels are shape-generic and the ops of a model share their extents.
   std::vector<MicroKernel> kernels_of_other_ops(size_t position) const;
   // How many new kernels the op at `position` may compile in its round: its share of the time
   // left at the rate kernels were compiled and timed so far (one wave of parallel compiles

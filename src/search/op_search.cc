@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 
 #include "codegen/generated_kernel.h"
@@ -204,7 +205,6 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
     const ProposalContext ctx{spaces,      &table_,      &book_,  &inc.latency,
                               &inc.kernel, &population_, &tried_, &borrowed_};
     const std::vector<MicroKernel> proposals = propose_candidates(ctx, options_, rng_);
-    borrowed_.clear();
     std::vector<KernelCandidate> candidates;
     for (const MicroKernel& mk : proposals)
       candidates.push_back(model_->candidate(mk, plan_of(mk), std::nullopt));
@@ -213,7 +213,15 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
     const SelectionInput in{&predicted, candidates.size(), &table_.weights(), &inc.latency};
     const double epsilon =
         book_.usable().empty() ? options_.first_round_exploration : options_.exploration;
-    const std::vector<size_t> picks = select_round(in, size_t(slots), epsilon, rng_);
+    // Borrowed kernels first (they come right after the population among the proposals),
+    // then the model's selection for the slots left.
+    std::vector<size_t> picks;
+    std::set<std::string> borrowed_keys;
+    for (const MicroKernel& mk : borrowed_) borrowed_keys.insert(mk.key());
+    for (size_t c = 0; c < proposals.size() && int(picks.size()) < slots / 2; ++c)
+      if (borrowed_keys.count(proposals[c].key())) picks.push_back(c);
+    for (size_t p : select_round(in, size_t(slots) - picks.size(), epsilon, rng_))
+      if (std::find(picks.begin(), picks.end(), p) == picks.end()) picks.push_back(p);
 
     // The runners-up are next round's population (and parents).
     std::vector<char> picked(candidates.size(), 0);
@@ -237,6 +245,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
     }
     report.selected = int(picks.size());
     if (picks.empty()) stop(StopReason::kExhausted);
+    borrowed_.clear();
   }
   stats_.model_seconds += seconds_since(start);
 

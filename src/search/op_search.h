@@ -129,8 +129,9 @@ class OpSearch {
   RoundReport run_round(const Deadline& deadline, int max_new_kernels = INT_MAX,
                         const std::function<void()>& on_batch = {});
 
-  // Kernels serving the workload's other ops best, proposed in the next round (once) where
-  // this op's spaces hold them.
+  // Kernels serving the workload's other ops best. The next round times those this op's
+  // spaces hold and it has not tried, ahead of what its own model selects: a model trained on
+  // this op's kernels alone has no reason to believe in a tile that wins elsewhere.
   void borrow(std::vector<MicroKernel> kernels) { borrowed_ = std::move(kernels); }
   // The distinct kernels of this op's assignment, best-served weight first.
   std::vector<MicroKernel> kernels_in_use() const;

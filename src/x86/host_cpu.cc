@@ -374,43 +374,53 @@ double HostCpu::fp32_peak_gflops(int threads, int vector_bits) const {
     iterations *= 4;
   }
 
+  const std::vector<double> runs = time_pinned_runs(threads, 3, [&](int t, int) {
+    g_probe_sink.store(probe.fn(iterations, 1.0f + 1e-3f * float(t)), std::memory_order_relaxed);
+  });
+  double best = 0;
+  for (double seconds : runs)
+    if (seconds > 0)
+      best = std::max(best, flops_per_iteration * double(iterations) * threads / seconds * 1e-9);
+  return best;
+}
+
+std::vector<double> time_pinned_runs(int threads, int runs,
+                                     const std::function<void(int thread, int run)>& body) {
+  using Clock = std::chrono::steady_clock;
+  threads = std::max(1, threads);
   const std::vector<int> cpus = affinity_cpus();
-  constexpr int kRuns = 3;
-  std::vector<Clock::time_point> starts(size_t(threads) * kRuns), ends(starts.size());
+  std::vector<Clock::time_point> starts(size_t(threads) * runs), ends(starts.size());
   std::barrier sync(threads);
-  auto body = [&](int t) {
+  auto worker = [&](int t) {
     pin_this_thread(cpus[size_t(t) % cpus.size()]);
-    for (int run = 0; run < kRuns; ++run) {
+    for (int run = 0; run < runs; ++run) {
       sync.arrive_and_wait();
       starts[size_t(run) * threads + t] = Clock::now();
-      const float r = probe.fn(iterations, 1.0f + 1e-3f * float(t));
+      body(t, run);
       ends[size_t(run) * threads + t] = Clock::now();
-      g_probe_sink.store(r, std::memory_order_relaxed);
     }
   };
   std::vector<std::thread> workers;
-  for (int t = 1; t < threads; ++t) workers.emplace_back(body, t);
+  for (int t = 1; t < threads; ++t) workers.emplace_back(worker, t);
   {
-    // The calling thread takes part as thread 0, pinned for the probe only.
+    // The calling thread takes part as thread 0, pinned for the runs only.
     cpu_set_t saved;
     const bool have_saved = pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) == 0;
-    body(0);
+    worker(0);
     if (have_saved) pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
   }
   for (std::thread& w : workers) w.join();
 
-  double best = 0;
-  for (int run = 0; run < kRuns; ++run) {
+  std::vector<double> seconds(size_t(runs), 0.0);
+  for (int run = 0; run < runs; ++run) {
     Clock::time_point first = starts[size_t(run) * threads], last = ends[size_t(run) * threads];
     for (int t = 1; t < threads; ++t) {
       first = std::min(first, starts[size_t(run) * threads + t]);
       last = std::max(last, ends[size_t(run) * threads + t]);
     }
-    const double seconds = std::chrono::duration<double>(last - first).count();
-    if (seconds > 0)
-      best = std::max(best, flops_per_iteration * double(iterations) * threads / seconds * 1e-9);
+    seconds[size_t(run)] = std::chrono::duration<double>(last - first).count();
   }
-  return best;
+  return seconds;
 }
 
 bool cpu_supports_isa_level(const HostCpu& cpu, int level) {

@@ -20,7 +20,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -94,6 +96,13 @@ struct HostCpu {
   // Measured on every call (~80 ms); cache it if you call it often.
   double fp32_peak_gflops(int threads, int vector_bits = 0) const;
 };
+
+// Runs body(thread, run) on `threads` threads, each pinned to its own CPU of the affinity mask
+// (the caller is thread 0 and gets its affinity back), `runs` times with a barrier before each
+// run. Returns each run's seconds, from the first thread's start to the last thread's end: the
+// harness of every probe here.
+std::vector<double> time_pinned_runs(int threads, int runs,
+                                     const std::function<void(int thread, int run)>& body);
 
 // The host, read once per call (cpuid, sysfs, sched_getaffinity; no probe).
 HostCpu detect_host_cpu();

@@ -1,15 +1,10 @@
 #include "x86/host_cpu_spec.h"
 
 #include <immintrin.h>
-#include <pthread.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
-#include <chrono>
 #include <cstdlib>
-#include <thread>
 #include <vector>
 
 namespace dietcode {
@@ -21,16 +16,6 @@ namespace {
 constexpr int64_t kProbeBytes = int64_t(128) << 20;
 
 std::atomic<double> g_sink{0};
-
-std::vector<int> affinity_cpus() {
-  cpu_set_t set;
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0)
-    for (int i = 0; i < CPU_SETSIZE; ++i)
-      if (CPU_ISSET(i, &set)) cpus.push_back(i);
-  if (cpus.empty()) cpus.push_back(0);
-  return cpus;
-}
 
 // Sums [begin, end) with four independent 2-double SSE2 accumulators: enough loads in flight
 // to reach the memory bandwidth on one core without needing AVX.
@@ -54,45 +39,23 @@ double memory_read_gbs(int threads, int64_t bytes) {
   const size_t count = size_t(bytes / int64_t(sizeof(double))) & ~size_t(7);
   double* data = static_cast<double*>(std::aligned_alloc(64, count * sizeof(double)));
   if (!data) return 0;
-  const std::vector<int> cpus = affinity_cpus();
-  using Clock = std::chrono::steady_clock;
-  constexpr int kPasses = 4;  // the first only faults the pages in
-  std::vector<Clock::time_point> starts(size_t(threads) * kPasses), ends(starts.size());
-  std::barrier sync(threads);
-  auto body = [&](int t) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpus[size_t(t) % cpus.size()], &set);
-    pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    const size_t lo = count * size_t(t) / size_t(threads) & ~size_t(7);
-    const size_t hi = count * size_t(t + 1) / size_t(threads) & ~size_t(7);
-    std::fill(data + lo, data + hi, 1.0);  // each thread touches its own pages first
-    for (int pass = 0; pass < kPasses; ++pass) {
-      sync.arrive_and_wait();
-      starts[size_t(pass) * threads + t] = Clock::now();
-      g_sink.store(sum_range(data + lo, data + hi), std::memory_order_relaxed);
-      ends[size_t(pass) * threads + t] = Clock::now();
-    }
+  auto slice = [&](int t, size_t* lo, size_t* hi) {
+    *lo = count * size_t(t) / size_t(threads) & ~size_t(7);
+    *hi = count * size_t(t + 1) / size_t(threads) & ~size_t(7);
   };
-  std::vector<std::thread> workers;
-  for (int t = 1; t < threads; ++t) workers.emplace_back(body, t);
-  cpu_set_t saved;
-  const bool have_saved = pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) == 0;
-  body(0);
-  if (have_saved) pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
-  for (std::thread& w : workers) w.join();
+  // Run 0 faults each thread's own pages in (first touch) and is not counted.
+  constexpr int kRuns = 4;
+  const std::vector<double> runs = time_pinned_runs(threads, kRuns, [&](int t, int run) {
+    size_t lo, hi;
+    slice(t, &lo, &hi);
+    if (run == 0) std::fill(data + lo, data + hi, 1.0);
+    g_sink.store(sum_range(data + lo, data + hi), std::memory_order_relaxed);
+  });
   std::free(data);
-
   double best = 0;
-  for (int pass = 1; pass < kPasses; ++pass) {
-    Clock::time_point first = starts[size_t(pass) * threads], last = ends[size_t(pass) * threads];
-    for (int t = 1; t < threads; ++t) {
-      first = std::min(first, starts[size_t(pass) * threads + t]);
-      last = std::max(last, ends[size_t(pass) * threads + t]);
-    }
-    const double seconds = std::chrono::duration<double>(last - first).count();
-    if (seconds > 0) best = std::max(best, double(count * sizeof(double)) / seconds * 1e-9);
-  }
+  for (int run = 1; run < kRuns; ++run)
+    if (runs[size_t(run)] > 0)
+      best = std::max(best, double(count * sizeof(double)) / runs[size_t(run)] * 1e-9);
   return best;
 }
 

@@ -6,18 +6,14 @@
 // runs it on 2 cores.
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "e2e/cli_util.h"
@@ -116,31 +112,11 @@ TEST_F(CliTuneCpu, RealRunNamesTheCpuAndItsIsaLevelInEveryRecord) {
 TEST_F(CliTuneCpu, KilledRunResumesMeasuringNoPairTwice) {
   const fs::path cache = dir_ / "cache";  // its own: slow enough to be caught between rounds
   const std::string log = (dir_ / "killed.jsonl").string();
-  const std::vector<std::string> argv = {test::cli_path(), "tune",     kWorkload, "--target",
-                                         "cpu",            "--ops",    "up",      "--trials",
-                                         "8",              "--seed",   "5",       "-q",
-                                         "-o",             log};
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setenv("DIETCODE_CACHE_DIR", cache.c_str(), 1);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
-  std::error_code ec;
-  for (;;) {  // until the first records appear
-    const auto size = fs::file_size(log, ec);
-    if ((!ec && size > 0) || std::chrono::steady_clock::now() > deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
+  ASSERT_TRUE(test::run_cli_killed_once_written(
+      {"tune", kWorkload, "--target", "cpu", "--ops", "up", "--trials", "8", "--seed", "5", "-q",
+       "-o", log},
+      {{"DIETCODE_CACHE_DIR", cache.string()}}, log, 0, 240))
+      << "the run finished before it could be killed";
   const std::string before = test::read_file_or_empty(log);
   ASSERT_FALSE(before.empty());
   const std::string complete = before.substr(0, before.rfind('\n') + 1);

@@ -142,33 +142,15 @@ TEST_F(CliTuneDevices, BadListsAndMixedModelsExitOneWithTheirMessage) {
 
 TEST_F(CliTuneDevices, KilledRunOnSeveralGpusResumesKeepingEveryCompletedLine) {
   const std::string log = (dir_ / "killed.jsonl").string();
-  const std::vector<std::string> argv = {
-      test::cli_path(), "tune",     kWorkload, "--simulate", "h100", "--ops",
-      "down",           "--trials", "32",      "--seed",     "5",    "--devices",
-      "0,1,2",          "-q",       "-o",      log};
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    setenv("DIETCODE_CACHE_DIR", cache_.c_str(), 1);
-    // Slow, uneven GPUs: the kill lands while results wait behind an unfinished job.
-    setenv("DIETCODE_SIMULATED_GPUS", "delay_ms=40;delay_ms=5;delay_ms=15", 1);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  std::error_code ec;
-  for (;;) {  // until the first records of a measured job appear
-    const auto size = fs::file_size(log, ec);
-    if ((!ec && size > 20000) || std::chrono::steady_clock::now() > deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
+  // Slow, uneven GPUs: the kill lands while results wait behind an unfinished job; it waits
+  // for the first records of a measured job.
+  ASSERT_TRUE(test::run_cli_killed_once_written(
+      {"tune", kWorkload, "--simulate", "h100", "--ops", "down", "--trials", "32", "--seed", "5",
+       "--devices", "0,1,2", "-q", "-o", log},
+      {{"DIETCODE_CACHE_DIR", cache_.string()},
+       {"DIETCODE_SIMULATED_GPUS", "delay_ms=40;delay_ms=5;delay_ms=15"}},
+      log, 20000, 120))
+      << "the run finished before it could be killed";
   const std::string before = test::read_file_or_empty(log);
   ASSERT_FALSE(before.empty());
   const std::string complete = before.substr(0, before.rfind('\n') + 1);

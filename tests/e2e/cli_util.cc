@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 extern char** environ;
 
@@ -150,6 +151,34 @@ CommandResult run_cli(const std::vector<std::string>& args, const CommandOptions
   std::vector<std::string> argv = {cli_path()};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_command(argv, options);
+}
+
+bool run_cli_killed_once_written(const std::vector<std::string>& args,
+                                 const std::vector<std::pair<std::string, std::string>>& env,
+                                 const std::string& file, size_t min_bytes, int timeout_s) {
+  std::vector<std::string> argv = {cli_path()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : argv) arg_ptrs.push_back(a.data());
+  arg_ptrs.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+    execv(arg_ptrs[0], arg_ptrs.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  std::error_code ec;
+  for (;;) {
+    const auto size = std::filesystem::file_size(file, ec);
+    if ((!ec && size > min_bytes) || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status);
 }
 
 std::string cli_path() { return DIETCODE_CLI_PATH; }

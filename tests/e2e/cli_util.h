@@ -36,6 +36,14 @@ CommandResult run_command(const std::vector<std::string>& argv, const CommandOpt
 // Runs the dietcode binary under test (DIETCODE_CLI_PATH) with these arguments.
 CommandResult run_cli(const std::vector<std::string>& args, const CommandOptions& options = {});
 
+// Starts the dietcode CLI with `args` (and `env` set) in the background, waits until `file`
+// holds more than `min_bytes` bytes or `timeout_s` passes, then kills it with SIGKILL: a run cut
+// off mid-way, for resume tests. Returns true when the kill found it still running.
+bool run_cli_killed_once_written(const std::vector<std::string>& args,
+                                 const std::vector<std::pair<std::string, std::string>>& env,
+                                 const std::string& file, size_t min_bytes = 0,
+                                 int timeout_s = 120);
+
 std::string cli_path();       // the dietcode binary under test
 std::string source_dir();     // the repository root
 std::string test_data_dir();  // tests/data
