@@ -33,8 +33,14 @@ struct Avx2 {
   // acc += a * b in place (vfmadd231ps). Inline asm because GCC 12, free to pick the 132/213
   // forms, lets accumulators wander between registers in the unrolled k loop and spills some;
   // a tied operand keeps each accumulator in one register for the whole loop.
+  // The asm works on a local copy: tied straight to `acc`, an element of the caller's acc[][]
+  // array, the operand is a may-alias memory reference that stops GCC from turning the array
+  // into registers, and at -O3 whole register tiles then live on the stack (a load and a store
+  // per accumulator per unrolled k step; ~25% slower). tests/x86/register_tile_test.cc checks.
   static inline void fma_acc(V& acc, V a, V b) {
-    __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+x"(acc) : [a] "x"(a), [b] "x"(b));
+    V t = acc;
+    __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+x"(t) : [a] "x"(a), [b] "x"(b));
+    acc = t;
   }
   static inline V add(V a, V b) { return _mm256_add_ps(a, b); }
   static inline V mul(V a, V b) { return _mm256_mul_ps(a, b); }

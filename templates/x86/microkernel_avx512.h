@@ -27,9 +27,12 @@ struct Avx512 {
   static inline void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
   static inline V broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-  // acc += a * b in place (vfmadd231ps); see Avx2::fma_acc for why this is inline asm.
+  // acc += a * b in place (vfmadd231ps); see Avx2::fma_acc for why this is inline asm
+  // on a local copy.
   static inline void fma_acc(V& acc, V a, V b) {
-    __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+v"(acc) : [a] "v"(a), [b] "v"(b));
+    V t = acc;
+    __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+v"(t) : [a] "v"(a), [b] "v"(b));
+    acc = t;
   }
   static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
   static inline V mul(V a, V b) { return _mm512_mul_ps(a, b); }
