@@ -21,6 +21,7 @@ packages=(
   libxgboost-dev libdmlc-dev
   binutils
   libdnnl2 libopenblas0-openmp
+  libonnx-dev libprotobuf-dev
 )
 
 check_cuda() {

@@ -16,18 +16,21 @@ void add_global_flags(CLI::App& cmd, GlobalOptions& global) {
 
 int run(int argc, char** argv) {
   CLI::App app{
-      "dietcode: an ahead-of-time compiler for dynamic-shape tensor operators on NVIDIA GPUs.\n"
+      "dietcode: an ahead-of-time compiler for dynamic-shape tensor operators on NVIDIA GPUs\n"
+      "and x86-64 CPUs.\n"
       "Tune once for every shape, ship one kernel pack with a decision-tree dispatcher.",
       "dietcode"};
   app.set_version_flag("--version", std::string("dietcode ") + tool_version());
   app.require_subcommand(1);
   app.footer(
-      "Example:\n"
+      "Examples:\n"
       "  dietcode validate configs/workloads/bert_base_dense.json\n"
+      "  dietcode import model.onnx --dynamic sequence_length=1:128 -o model.json\n"
       "Run 'dietcode COMMAND --help' for a command's options.");
 
   GlobalOptions global;
   Action action;
+  register_import(app, global, action);
   register_validate(app, global, action);
   register_devices(app, global, action);
   register_inspect(app, global, action);

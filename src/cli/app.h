@@ -30,6 +30,7 @@ void register_bench(CLI::App& app, GlobalOptions& global, Action& action);
 void register_measure_worker(CLI::App& app, GlobalOptions& global, Action& action);
 void register_tune(CLI::App& app, GlobalOptions& global, Action& action);
 void register_merge(CLI::App& app, GlobalOptions& global, Action& action);
+void register_import(CLI::App& app, GlobalOptions& global, Action& action);
 
 int run(int argc, char** argv);
 

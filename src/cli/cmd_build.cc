@@ -121,7 +121,10 @@ nlohmann::json report_json(const PackBuildReport& r) {
 }
 
 void print_report(const PackBuildReport& r, const std::vector<std::string>& archs) {
-  std::printf("%-16s %10s %9s %7s %6s %5s  %s\n", "op", "candidates", "instances", "kernels",
+  // The op column is as wide as the longest name (imported models name ops after their nodes).
+  int w = 16;
+  for (const OpBuildReport& op : r.ops) w = std::max(w, int(op.op.size()));
+  std::printf("%-*s %10s %9s %7s %6s %5s  %s\n", w, "op", "candidates", "instances", "kernels",
               "leaves", "depth", "time lost (weighted mean, max)");
   bool untuned = false;
   auto lost = [](const OpBuildReport& op, const DispatcherReport& d) {
@@ -132,13 +135,13 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
   for (const OpBuildReport& op : r.ops) {
     untuned = untuned || !op.tuned;
     const DispatcherReport& first = op.dispatchers.at(0);
-    std::printf("%-16s %10d %9d %7d %6d %5d  %s\n", op.op.c_str(), op.candidates, op.instances,
+    std::printf("%-*s %10d %9d %7d %6d %5d  %s\n", w, op.op.c_str(), op.candidates, op.instances,
                 op.kernels, first.leaves, first.depth, lost(op, first).c_str());
     // Several dispatchers: one row each, so the arch that cannot run some kernels shows
     // what that costs it.
     for (size_t i = 0; op.dispatchers.size() > 1 && i < op.dispatchers.size(); ++i) {
       const DispatcherReport& d = op.dispatchers[i];
-      std::printf("  on %-13s %10s %9s %7d %6d %5d  %s\n", join(d.archs).c_str(), "", "", d.kernels,
+      std::printf("  on %-*s %10s %9s %7d %6d %5d  %s\n", w - 5, join(d.archs).c_str(), "", "", d.kernels,
                   d.leaves, d.depth, lost(op, d).c_str());
     }
     for (const std::string& why : op.dropped)

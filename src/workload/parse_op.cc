@@ -11,7 +11,9 @@ namespace dietcode {
 
 namespace {
 
-const std::vector<std::string> kCommonKeys = {"name", "op", "dtype", "epilogue", "weight"};
+// "note": free text for people (dietcode import says there how the model's tensors map onto
+// the op's arguments); the pipeline keeps it and reads nothing from it.
+const std::vector<std::string> kCommonKeys = {"name", "op", "dtype", "epilogue", "weight", "note"};
 
 std::vector<std::string> kind_keys(OpKind kind) {
   std::vector<std::string> keys = dim_names(kind);
@@ -119,6 +121,7 @@ OpSpec parse_op(const JsonFields& fields, const ordered_json& value, const JsonP
                 "a batch_matmul op has no bias argument; use none, relu or gelu");
   if (const ordered_json* v = JsonFields::find(value, "weight"))
     op.weight = fields.get_number(*v, path.key("weight"), 0, true, kMaxOpWeight);
+  if (const ordered_json* v = JsonFields::find(value, "note")) op.note = fields.get_string(*v, path.key("note"));
 
   for (const auto& dim : dim_names(op.kind))
     op.dims[dim] = parse_dim(fields, fields.require(value, path, dim), path.key(dim), vars);

@@ -42,6 +42,7 @@ struct OpSpec {
   DType dtype = DType::kFloat32;
   Epilogue epilogue = Epilogue::kNone;
   double weight = 1.0;  // the operator's share of the user's time, relative to the others
+  std::string note;     // free text for people ("note"), e.g. how a model's tensors map
 
   // dense: M, N, K.  batch_matmul: B, M, N, K.  conv2d: N, H, W, C, K, R, S.
   std::map<std::string, Expr> dims;
