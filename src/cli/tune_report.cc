@@ -74,7 +74,12 @@ void TuneProgress::update(const SearchProgress& p) {
       return;
     case SearchProgress::Kind::kRound: {
       const RoundReport& r = p.round;
-      if (mode_ == Mode::kLines || verbose_) {
+      if (r.final_completion && (mode_ == Mode::kLines || verbose_)) {
+        line(fmt::format("{}: the {} kernel(s) serving most of its time timed on every instance "
+                         "they lacked ({} measured, {} failed); weighted mean {}; {}",
+                         op.op().name, r.completed, r.measured, r.failed,
+                         format_latency_us(r.weighted_mean_us), format_duration(p.elapsed_seconds)));
+      } else if (mode_ == Mode::kLines || verbose_) {
         std::string what = fmt::format("{} new", r.selected);
         if (r.completed) what += fmt::format(", {} from the log completed", r.completed);
         line(

@@ -137,6 +137,15 @@ JointSearchResult JointSearch::run() {
       active = active || !s.finished();
     }
   }
+  // Kernels timed on a sample of the instances: the ones in use are timed on the rest, so the
+  // pack is fitted to measurements (a no-op where every kernel was timed everywhere).
+  if (options_.complete_kernels > 0)
+    for (auto& s : searches_) {
+      const RoundReport report = s->complete_kernels_in_use(options_.complete_kernels, [&] {
+        notify(SearchProgress::Kind::kBatch, *s, nullptr, deadline);
+      });
+      if (report.completed > 0) notify(SearchProgress::Kind::kRound, *s, &report, deadline);
+    }
   for (auto& s : searches_) {
     s->evaluate_quality();
     notify(SearchProgress::Kind::kOpDone, *s, nullptr, deadline);

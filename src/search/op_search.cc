@@ -184,6 +184,83 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
   stats_.measure_seconds += std::max(0.0, seconds_since(start) - committing);
 }
 
+void OpSearch::compile_and_measure(const std::vector<MicroKernel>& chosen,
+                                   const std::vector<std::vector<double>>& predicted,
+                                   const std::vector<double>& incumbent, bool every_instance,
+                                   RoundReport& report, const std::function<void()>& on_batch) {
+  if (chosen.empty()) return;
+  CompileStats cs;
+  std::vector<CompiledCandidate> compiled = compile_candidates(
+      *env_.compiler, *op_, chosen, env_.gpu, {env_.device.arch, options_.jobs}, binaries_, &cs);
+  stats_.compile_seconds += cs.wall_seconds;
+  stats_.nvrtc_seconds += cs.nvrtc_seconds;
+  stats_.cache_hits += cs.cache_hits;
+  stats_.compiled += int(compiled.size());
+
+  std::vector<MeasureInput> inputs;
+  std::vector<std::vector<size_t>> indices;
+  for (size_t c = 0; c < compiled.size(); ++c) {
+    CompiledCandidate& cc = compiled[c];
+    tried_.insert(cc.mk.key());
+    const KernelEntry* existing = book_.find(cc.mk.key());
+    std::vector<size_t> which;
+    if (every_instance) {
+      for (size_t i = 0; i < table_.size(); ++i)
+        if (!existing || !existing->recorded[i]) which.push_back(i);
+    } else {
+      const double* row = c < predicted.size() && !predicted[c].empty() ? predicted[c].data() : nullptr;
+      which = instances_for(existing, row, incumbent);
+    }
+    if (which.empty()) continue;
+    // A kernel compiled again (to complete it) matches its own earlier binary: not a duplicate.
+    if (!cc.duplicate_of.empty() && cc.duplicate_of != cc.mk.key()) {
+      ++stats_.duplicates;
+      ++report.duplicates;
+      continue;
+    }
+    MeasureInput input;
+    input.op = op_;
+    input.mk = cc.mk;
+    input.kernel = std::move(cc.kernel);
+    input.compiled = std::move(cc.compiled);
+    for (size_t i : which) input.instances.push_back(table_[i]);
+    if (cc.status != MeasureStatus::kOk) {
+      // Rejected before measuring: recorded on the instances it would have been timed on, so
+      // a resumed run does not compile it again.
+      MeasureResult failed;
+      failed.status = cc.status;
+      failed.error = cc.error;
+      record(input, which, failed);
+      ++report.rejected;
+      ++(cc.status == MeasureStatus::kCompileError ? stats_.compile_errors : stats_.over_limits);
+      continue;
+    }
+    inputs.push_back(std::move(input));
+    indices.push_back(std::move(which));
+  }
+  measure_ready(inputs, indices, report, on_batch);
+}
+
+RoundReport OpSearch::complete_kernels_in_use(int max_kernels,
+                                             const std::function<void()>& on_batch) {
+  RoundReport report;
+  report.final_completion = true;
+  std::vector<MicroKernel> chosen;
+  for (const MicroKernel& mk : kernels_in_use()) {
+    if (int(chosen.size()) >= max_kernels) break;
+    const KernelEntry* e = book_.find(mk.key());
+    if (e && std::count(e->recorded.begin(), e->recorded.end(), 0) > 0) chosen.push_back(mk);
+  }
+  report.completed = int(chosen.size());
+  const Incumbent inc = incumbent();
+  compile_and_measure(chosen, {}, inc.latency, true, report, on_batch);
+  const auto start = std::chrono::steady_clock::now();
+  if (report.measured > 0) model_->retrain();
+  stats_.model_seconds += seconds_since(start);
+  report.weighted_mean_us = weighted_mean_us();
+  return report;
+}
+
 RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
                                 const std::function<void()>& on_batch) {
   RoundReport report;
@@ -249,51 +326,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
   }
   stats_.model_seconds += seconds_since(start);
 
-  if (!chosen.empty()) {
-    CompileStats cs;
-    std::vector<CompiledCandidate> compiled = compile_candidates(
-        *env_.compiler, *op_, chosen, env_.gpu, {env_.device.arch, options_.jobs}, binaries_, &cs);
-    stats_.compile_seconds += cs.wall_seconds;
-    stats_.nvrtc_seconds += cs.nvrtc_seconds;
-    stats_.cache_hits += cs.cache_hits;
-    stats_.compiled += int(compiled.size());
-
-    std::vector<MeasureInput> inputs;
-    std::vector<std::vector<size_t>> indices;
-    for (size_t c = 0; c < compiled.size(); ++c) {
-      CompiledCandidate& cc = compiled[c];
-      tried_.insert(cc.mk.key());
-      const KernelEntry* existing = book_.find(cc.mk.key());
-      const double* row = chosen_predicted[c].empty() ? nullptr : chosen_predicted[c].data();
-      std::vector<size_t> which = instances_for(existing, row, inc.latency);
-      if (which.empty()) continue;
-      if (!cc.duplicate_of.empty()) {
-        ++stats_.duplicates;
-        ++report.duplicates;
-        continue;
-      }
-      MeasureInput input;
-      input.op = op_;
-      input.mk = cc.mk;
-      input.kernel = std::move(cc.kernel);
-      input.compiled = std::move(cc.compiled);
-      for (size_t i : which) input.instances.push_back(table_[i]);
-      if (cc.status != MeasureStatus::kOk) {
-        // Rejected before measuring: recorded on the instances it would have been timed on, so
-        // a resumed run does not compile it again.
-        MeasureResult failed;
-        failed.status = cc.status;
-        failed.error = cc.error;
-        record(input, which, failed);
-        ++report.rejected;
-        ++(cc.status == MeasureStatus::kCompileError ? stats_.compile_errors : stats_.over_limits);
-        continue;
-      }
-      inputs.push_back(std::move(input));
-      indices.push_back(std::move(which));
-    }
-    measure_ready(inputs, indices, report, on_batch);
-  }
+  compile_and_measure(chosen, chosen_predicted, inc.latency, false, report, on_batch);
 
   start = std::chrono::steady_clock::now();
   if (report.measured > 0) model_->retrain();

@@ -93,7 +93,8 @@ struct OpSearchStats {
 struct RoundReport {
   int round = 0;
   int selected = 0;   // new candidates sent to the compiler
-  int completed = 0;  // kernels from the log completed on missing instances
+  int completed = 0;  // kernels completed on missing instances (from the log, or at the end)
+  bool final_completion = false;  // complete_kernels_in_use's report, not a round's
   int rejected = 0;   // compile errors and kernels over the limits
   int duplicates = 0;
   int measured = 0;             // kernels timed
@@ -128,6 +129,13 @@ class OpSearch {
   // (for progress displays).
   RoundReport run_round(const Deadline& deadline, int max_new_kernels = INT_MAX,
                         const std::function<void()>& on_batch = {});
+
+  // When kernels were timed on a sample of the instances (max_instances_per_kernel), times
+  // the kernels serving most of the op's time (at most max_kernels of them) on every instance
+  // they lack, so the assignment, and the pack's decision tree after it, rest on measurements
+  // everywhere rather than on a sample and predictions. Nothing to do when every kernel was
+  // timed on every instance.
+  RoundReport complete_kernels_in_use(int max_kernels, const std::function<void()>& on_batch = {});
 
   // Kernels serving the workload's other ops best. The next round times those this op's
   // spaces hold and it has not tried, ahead of what its own model selects: a model trained on
@@ -170,6 +178,13 @@ class OpSearch {
   // indices of input.instances.
   void record(const MeasureInput& input, const std::vector<size_t>& indices,
               const MeasureResult& result);
+  // Compiles `chosen` (through the cache) and measures each on its instances: those
+  // instances_for picks (predicted rows parallel to chosen, empty when none), or with
+  // every_instance all it has no record on. Fills the report's rejected/duplicates/measured.
+  void compile_and_measure(const std::vector<MicroKernel>& chosen,
+                           const std::vector<std::vector<double>>& predicted,
+                           const std::vector<double>& incumbent, bool every_instance,
+                           RoundReport& report, const std::function<void()>& on_batch);
   void measure_ready(const std::vector<MeasureInput>& inputs,
                      const std::vector<std::vector<size_t>>& indices, RoundReport& report,
                      const std::function<void()>& on_batch);

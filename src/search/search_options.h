@@ -56,6 +56,12 @@ struct JointSearchOptions {
   // A compiled kernel is timed on every instance when an op has at most this many; beyond,
   // on a sample: half where it is predicted to gain most, half drawn by priority.
   size_t max_instances_per_kernel = 256;
+  // Where kernels were timed on a sample: at the end, the kernels serving most of each op's
+  // time, at most this many (a pack keeps 8 per op by default), are timed on every instance
+  // they lack, so that `build` fits its decision tree to measurements on every instance. It
+  // runs after the time budget's rounds, and costs about `complete_kernels` full passes over
+  // the op's instances. 0: off.
+  int complete_kernels = 8;
   // Kernels per Measurer::measure() call: enough to interleave a few candidates on a real
   // GPU, few enough that a killed run loses little (results are logged per call). On several
   // GPUs a call is one job, smaller when there are more GPUs than jobs (op_search.cc).

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -107,6 +108,36 @@ TEST_F(CliTuneCpu, RealRunNamesTheCpuAndItsIsaLevelInEveryRecord) {
     CommandResult run = test::run_command({example, (dir_ / "libsmall.so").string(), "down", t});
     EXPECT_EQ(run.exit_code, 0) << t << ": " << run.summary() << run.out;
   }
+}
+
+// The CPU times a kernel on at most 24 instances. With more, the kernels in use are timed on
+// the rest at the end, so that build has a measured time from them on every instance.
+TEST_F(CliTuneCpu, KernelsInUseAreTimedOnEveryInstanceSoMoreThan24InstancesBuild) {
+  const std::string workload = (dir_ / "many.json").string();
+  {
+    std::ofstream(workload) << R"({"name": "many", "shape_vars": {"T": {"min": 1, "max": 40}},
+      "ops": [{"name": "d", "op": "dense", "dtype": "float32", "M": "T", "N": 48, "K": 40}]})";
+  }
+  const CommandOptions options{dir_.string(), {{"DIETCODE_CACHE_DIR", cache_.string()}}};
+  CommandResult r = test::run_cli({"tune", workload, "--target", "cpu", "--trials", "4", "--seed",
+                                   "2", "-o", (dir_ / "many.jsonl").string()},
+                                  options);
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_THAT(r.out + r.err, HasSubstr("timed on every instance they lacked"));
+  std::map<std::string, std::set<int64_t>> timed;  // kernel -> instances with a time
+  for (const json& j : measurements(test::read_file(dir_ / "many.jsonl")))
+    if (j["status"] == "ok") timed[j["mk"].dump()].insert(j["shape"]["T"].get<int64_t>());
+  size_t complete = 0;
+  for (const auto& [kernel, instances] : timed) {
+    EXPECT_TRUE(instances.size() == 24 || instances.size() == 40) << kernel << ": " << instances.size();
+    complete += instances.size() == 40;
+  }
+  EXPECT_GE(complete, 1u);
+  CommandResult built = test::run_cli({"build", workload, "--log", (dir_ / "many.jsonl").string(),
+                                       "--arch", detect_host_cpu().isa_level, "-o",
+                                       (dir_ / "libmany.so").string()},
+                                      options);
+  EXPECT_EQ(built.exit_code, 0) << built.summary();
 }
 
 TEST_F(CliTuneCpu, KilledRunResumesMeasuringNoPairTwice) {

@@ -488,6 +488,7 @@ TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredic
   JointSearchOptions options;
   options.budget.trials_per_op = 20;
   options.max_instances_per_kernel = 48;
+  options.complete_kernels = 0;  // no final completion: see the next test
   JointSearchResult result = run(device, options);
   const OpOutcome& op = result.ops[0];
   ASSERT_EQ(op.instances, 12u * 16u);
@@ -505,6 +506,40 @@ TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredic
   }
   EXPECT_LT(predicted, int(op.instances));
   EXPECT_TRUE(std::isfinite(op.weighted_mean_us));
+}
+
+TEST_F(JointSearchTest, SampledKernelsInUseAreTimedOnEveryInstanceAtTheEnd) {
+  workload_ = parse_workload(R"({
+    "name": "cross",
+    "shape_vars": { "B": { "min": 1, "max": 12 }, "T": { "min": 1, "max": 16 } },
+    "ops": [ { "name": "dense", "op": "dense", "dtype": "float32", "M": "B*T", "N": 768,
+               "K": 768 } ]
+  })",
+                             "cross.json");
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.budget.trials_per_op = 20;
+  options.max_instances_per_kernel = 48;
+  options.complete_kernels = 3;
+  JointSearchResult result = run(device, options);
+  const OpOutcome& op = result.ops[0];
+  std::map<std::string, int> per_kernel;
+  for (const auto& [pair, count] : device.pairs) {
+    EXPECT_EQ(count, 1);  // no pair timed twice, completion included
+    ++per_kernel[pair.first];
+  }
+  int complete = 0;
+  for (const auto& [key, count] : per_kernel) {
+    EXPECT_TRUE(count == 48 || count == int(op.instances)) << key << ": " << count;
+    complete += count == int(op.instances);
+  }
+  EXPECT_GE(complete, 1);
+  EXPECT_LE(complete, 3);
+  // The kernels serving the most time now have a time everywhere, so most of the
+  // assignment is measured rather than predicted.
+  int measured = 0;
+  for (const InstanceChoice& c : op.assignment) measured += c.measured;
+  EXPECT_EQ(measured, int(op.instances));
 }
 
 TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled) {
