@@ -1,5 +1,6 @@
 // Code generation for the CPU target: a micro-kernel of an x86 template becomes one C++
-// translation unit that instantiates dc_x86::run (templates/x86/ops_x86.h) with its tunables,
+// translation unit that instantiates dc_x86::run (templates/x86/ops_x86.h), or run_dot for the
+// dot-product templates (templates/x86/dot_x86.h), with its tunables,
 // the op's layout and epilogue and its static dimensions, behind an extern "C" entry named
 // after the candidate, so that many candidates can share one shared object. The header text is
 // inlined (load_template_source), so the source alone is the input and a cache key over it is
@@ -62,13 +63,21 @@ std::pair<int64_t, int64_t> static_dims(const OpSpec& op) {
 GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
   auto p = [&mk](const char* name) { return mk.get(name); };
   const auto [static_n, static_k] = static_dims(op);
-  const bool avx512 = mk.tmpl == "x86_avx512_f32";
-  const std::string instantiation = fmt::format(
-      "dc_x86::run<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::Params<{}, {}, {}, {}, {}, "
-      "{}, {}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
-      op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("MC"), p("NC"),
-      p("LOOP_ORDER"), p("THREADS_M"), p("PACK_A"), p("PREFETCH"), p("UNROLL"),
-      avx512 ? "kAvx512" : "kAvx2", static_n, static_k);
+  const char* isa = x86_is_avx512(mk.tmpl) ? "kAvx512" : "kAvx2";
+  // The BLIS form (run, gemm_x86.h) or the dot-product form (run_dot, dot_x86.h).
+  const bool dot = mk.tmpl.find("_dot_") != std::string::npos;
+  const std::string instantiation =
+      dot ? fmt::format(
+                "dc_x86::run_dot<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::DotParams<{}, "
+                "{}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
+                op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("THREADS_M"),
+                p("UNROLL"), isa, static_n, static_k)
+          : fmt::format(
+                "dc_x86::run<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::Params<{}, {}, {}, "
+                "{}, {}, {}, {}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
+                op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("MC"), p("NC"),
+                p("LOOP_ORDER"), p("THREADS_M"), p("PACK_A"), p("PREFETCH"), p("UNROLL"), isa,
+                static_n, static_k);
 
   GeneratedKernel out;
   out.name = mk.tmpl;

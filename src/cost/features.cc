@@ -46,7 +46,8 @@ const std::vector<std::string>& feature_names() {
                                 "accumulator_vectors",
                                 "l1_footprint",
                                 "l2_footprint",
-                                "l3_footprint"})
+                                "l3_footprint",
+                                "b_in_place"})
       n.push_back(derived);
     return n;
   }();

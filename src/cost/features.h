@@ -68,10 +68,11 @@ enum class Feature : int {
   // The CPU target's (NaN for GPU templates, but kCpu, which is 0 there).
   kCpu,                 // 1 for x86 templates
   kVectorLanes,         // fp32 lanes of a vector register: 8 (AVX2), 16 (AVX-512)
-  kAccumulatorVectors,  // MR * NR / lanes vector registers hold the C tile
+  kAccumulatorVectors,  // MR * NR / lanes vector registers hold the C tile (dot form: MR * NR)
   kL1Footprint,         // KC * (MR + NR) * 4 bytes (the micro-panels of one k loop) / L1d
   kL2Footprint,         // MC * KC * 4 bytes (the packed A block) / L2
   kL3Footprint,         // KC * NC * 4 bytes (the packed B block) / L3
+  kBInPlace,            // 1 for the dot-product form (B read in place, vectors along K)
   kCount
 };
 

@@ -60,7 +60,8 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
   p.tile_m = std::max(1, c.mk.get_or("MR", 1));
   p.tile_n = std::max(1, c.mk.get_or("NR", 1));
   p.threads_m = c.mk.get_or("THREADS_M", 0);
-  p.nc = std::max(1, c.mk.get_or("NC", 1));
+  // The dot-product form packs nothing: no NC, and no repacking in the thread split.
+  p.nc = std::max(1, c.mk.get_or("NC", 1 << 30));
   p.element_bytes = element_bytes(c.dtype);
   p.sms = std::max(1, c.cpu.threads);
   p.occupancy.blocks_per_sm = 1;  // one region per thread at a time

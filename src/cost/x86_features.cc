@@ -26,7 +26,12 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   const double mr = c.mk.get_or("MR", 1), nr = c.mk.get_or("NR", 1);
   const double kc = c.mk.get_or("KC", 1), mc = c.mk.get_or("MC", 1), nc = c.mk.get_or("NC", 1);
   const int lanes = vector_lanes(c);
-  const double accumulators = mr * nr / lanes;
+  // The dot-product form keeps one vector of partial sums per element of the MR x NR tile
+  // and loads MR vectors of A and NR of B per K step of `lanes`; the BLIS form one vector per
+  // `lanes` columns, fed by NR / lanes loads of B and MR broadcasts of A.
+  const bool dot = c.mk.tmpl.find("_dot_") != std::string::npos;
+  const double accumulators = dot ? mr * nr : mr * nr / lanes;
+  const double loads_per_step = dot ? mr + nr : nr / lanes + mr;
   constexpr double kBytes = 4;  // fp32
 
   for (Feature gpu_only : {Feature::kWarps, Feature::kStages, Feature::kSharedMemoryBytes,
@@ -41,15 +46,16 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   set(Feature::kThreadTileN, nr);
   set(Feature::kVectorWidth, lanes);
   set(Feature::kSplitK, 1);
-  // Vector registers: accumulators, one row of B (NR / lanes vectors) and a broadcast of A.
-  set(Feature::kRegisters, accumulators + nr / lanes + 1);
+  // Vector registers: accumulators, one row of B (NR / lanes vectors) and a broadcast of A;
+  // the dot form: accumulators, MR vectors of A and one of B.
+  set(Feature::kRegisters, dot ? accumulators + mr + 1 : accumulators + nr / lanes + 1);
   set(Feature::kRegistersEstimated, 1);
   set(Feature::kElementBytes, kBytes);
   set(Feature::kTensorCore, 0);
   // Per k the register tile loads MR + NR elements for 2 * MR * NR FLOPs.
   set(Feature::kTileIntensity, 2.0 * mr * nr / ((mr + nr) * kBytes));
   // Per k: NR / lanes vector loads of B and MR broadcasts of A feed MR * NR / lanes vector FMAs.
-  set(Feature::kSharedLoadsPerFma, (nr / lanes + mr) / accumulators);
+  set(Feature::kSharedLoadsPerFma, loads_per_step / accumulators);
   set(Feature::kTmaProducer, 0);
 
   set(Feature::kCpu, 1);
@@ -58,6 +64,7 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   set(Feature::kL1Footprint, ratio(kc * (mr + nr) * kBytes, c.cpu.l1d_bytes));
   set(Feature::kL2Footprint, ratio(mc * kc * kBytes, c.cpu.l2_bytes));
   set(Feature::kL3Footprint, ratio(kc * nc * kBytes, c.cpu.l3_bytes));
+  set(Feature::kBInPlace, dot ? 1 : 0);
 }
 
 }  // namespace dietcode

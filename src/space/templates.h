@@ -19,6 +19,11 @@ const TemplateSpace& conv2d_f32_space();        // NHWC, KRSC weights, implicit 
 // "x86-64-v4" for AVX-512), which is also the arch their log records name.
 const TemplateSpace& x86_avx2_f32_space();
 const TemplateSpace& x86_avx512_f32_space();
+// The dot-product form beside them (templates/x86/dot_x86.h): dense and batch_matmul NT only.
+const TemplateSpace& x86_avx2_dot_f32_space();
+const TemplateSpace& x86_avx512_dot_f32_space();
+// True for the x86 templates that use 512-bit vectors.
+bool x86_is_avx512(const std::string& tmpl);
 std::string x86_isa_level(const std::string& tmpl);
 
 // What an fp32 SIMT GEMM micro-kernel asks of the GPU, computed exactly as the core does

@@ -71,8 +71,10 @@ const TemplateSpace& x86_avx512_f32_space() {
   return space;
 }
 
+bool x86_is_avx512(const std::string& tmpl) { return tmpl.rfind("x86_avx512", 0) == 0; }
+
 std::string x86_isa_level(const std::string& tmpl) {
-  return tmpl == "x86_avx512_f32" ? "x86-64-v4" : "x86-64-v3";
+  return x86_is_avx512(tmpl) ? "x86-64-v4" : "x86-64-v3";
 }
 
 }  // namespace dietcode

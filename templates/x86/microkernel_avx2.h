@@ -43,6 +43,13 @@ struct Avx2 {
     acc = t;
   }
   static inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+  // The sum of the lanes: the two halves added, then pairs within the 128-bit half.
+  static inline float hsum(V v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    x = _mm_add_ss(x, _mm_movehdup_ps(x));
+    return _mm_cvtss_f32(x);
+  }
   static inline V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static inline V div(V a, V b) { return _mm256_div_ps(a, b); }
   static inline V max(V a, V b) { return _mm256_max_ps(a, b); }

@@ -35,6 +35,7 @@ struct Avx512 {
     acc = t;
   }
   static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static inline float hsum(V v) { return _mm512_reduce_add_ps(v); }  // the sum of the lanes
   static inline V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static inline V div(V a, V b) { return _mm512_div_ps(a, b); }
   static inline V max(V a, V b) { return _mm512_max_ps(a, b); }

@@ -11,6 +11,7 @@
 //   gemm_x86.h            Params, Epilogue, the MR x NR micro-kernel, packing, blocking loops,
 //                         the thread split. Its opening comment explains the loop nest.
 //   ops_x86.h             this file: run<OP, EPI, PARAMS, STATIC_N, STATIC_K>(args, rt).
+//   dot_x86.h             the dot-product form (run_dot): B [N][K] read in place, for small M.
 //   serial_runtime.h      SerialRuntime and SimpleThreadPool, for tests and benchmarks.
 //
 // A candidate (the whole code-generation contract):
@@ -178,3 +179,5 @@ int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
 }
 
 }  // namespace dc_x86
+
+#include "dot_x86.h"

@@ -32,7 +32,7 @@ TEST(CostFeatures, NamesAreFixedUniqueAndOrdered) {
   EXPECT_EQ(names[size_t(Feature::kOccupancy)], "occupancy");
   EXPECT_EQ(names[size_t(Feature::kTmaProducer)], "tma_producer");
   EXPECT_EQ(names[size_t(Feature::kTunableMR)], "MR");
-  EXPECT_EQ(names.back(), "l3_footprint");
+  EXPECT_EQ(names.back(), "b_in_place");
 }
 
 TEST(CostFeatures, SimtGemmTile) {
@@ -100,6 +100,30 @@ TEST(CostFeatures, TmaProducerOfWarpgroupKernels) {
   c.mk.params["PRODUCER"] = 0;
   EXPECT_EQ(kernel_features(c)[Feature::kTmaProducer], 0);
   EXPECT_EQ(kernel_features(simt_candidate())[Feature::kTmaProducer], 0);
+}
+
+// The x86 forms: the BLIS form's tile is MR x NR/lanes vectors fed by NR/lanes loads and MR
+// broadcasts; the dot form's is MR x NR vectors (one per C element) fed by MR + NR loads.
+TEST(CostFeatures, TheTwoX86FormsCountTheirRegisterTilesTheirOwnWay) {
+  KernelCandidate blis;
+  blis.target = Target::kCpu;
+  blis.mk = {"x86_avx512_f32", {{"MR", 12}, {"NR", 32}, {"KC", 192}, {"MC", 168}, {"NC", 1024}}};
+  blis.cpu.threads = 2;
+  const KernelFeatures b = kernel_features(blis);
+  EXPECT_EQ(b[Feature::kAccumulatorVectors], 24);
+  EXPECT_EQ(b[Feature::kRegisters], 24 + 2 + 1);
+  EXPECT_FLOAT_EQ(b[Feature::kSharedLoadsPerFma], (2.0f + 12) / 24);
+  EXPECT_EQ(b[Feature::kBInPlace], 0);
+
+  KernelCandidate dot = blis;
+  dot.mk = {"x86_avx512_dot_f32", {{"MR", 4}, {"NR", 6}, {"KC", 768}, {"THREADS_M", 1}}};
+  const KernelFeatures d = kernel_features(dot);
+  EXPECT_EQ(d[Feature::kAccumulatorVectors], 24);
+  EXPECT_EQ(d[Feature::kRegisters], 24 + 4 + 1);
+  EXPECT_FLOAT_EQ(d[Feature::kSharedLoadsPerFma], (4.0f + 6) / 24);
+  EXPECT_EQ(d[Feature::kBInPlace], 1);
+  EXPECT_TRUE(std::isnan(d[Feature::kTunableMC]));
+  EXPECT_TRUE(std::isnan(kernel_features(simt_candidate())[Feature::kBInPlace]));
 }
 
 TEST(CostFeatures, DescribeNamesEveryValue) {

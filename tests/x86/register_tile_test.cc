@@ -27,8 +27,10 @@ namespace fs = std::filesystem;
 struct TileCase {
   const char* isa;       // "kAvx2" or "kAvx512"
   int mr, nr, unroll;
-  const char* params;    // the rest of Params<MR, NR, ...>: KC, MC, NC, LOOP, TM, PACK_A, PF
+  const char* params;    // the rest of Params<MR, NR, ...>: KC, MC, NC, LOOP, TM, PACK_A, PF;
+                         // for the dot form, of DotParams<MR, NR, ...>: KC, THREADS_M
   const char* epilogue;  // an Epilogue enumerator
+  bool dot = false;      // the dot-product form (run_dot): MR x NR vector accumulators
 };
 
 std::string shell_quote(const std::string& s) {
@@ -43,9 +45,11 @@ std::string assemble(const TileCase& c, const fs::path& dir) {
   const fs::path src = dir / "cand.cc", out = dir / "cand.s";
   std::ofstream(src) << "#include \"x86/ops_x86.h\"\n"
                      << "extern \"C\" int cand(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {\n"
-                     << "  return dc_x86::run<dc_x86::OpKind::kDense, dc_x86::Epilogue::" << c.epilogue
-                     << ", dc_x86::Params<" << c.mr << ", " << c.nr << ", " << c.params << ", "
-                     << c.unroll << ", dc_x86::Isa::" << c.isa << ">, 768, 768>(a, rt);\n}\n";
+                     << "  return dc_x86::" << (c.dot ? "run_dot" : "run")
+                     << "<dc_x86::OpKind::kDense, dc_x86::Epilogue::" << c.epilogue << ", dc_x86::"
+                     << (c.dot ? "DotParams<" : "Params<") << c.mr << ", " << c.nr << ", "
+                     << c.params << ", " << c.unroll << ", dc_x86::Isa::" << c.isa
+                     << ">, 768, 768>(a, rt);\n}\n";
   CxxCompiler compiler;
   std::string command;
   for (const std::string& word : compiler.argv()) command += shell_quote(word) + " ";
@@ -93,6 +97,10 @@ TEST(RegisterTile, TheUnrolledKLoopNeverStoresAVectorRegisterToTheStack) {
       {"kAvx2", 6, 16, 4, "256, 72, 3072, 0, 0, 1, 0", "kNone"},
       {"kAvx2", 6, 16, 4, "256, 72, 3072, 0, 0, 0, 0", "kBiasGelu"},
       {"kAvx2", 14, 8, 4, "256, 112, 3072, 1, 0, 0, 8", "kNone"},
+      // The dot-product form: its MR x NR accumulators are one vector per C element.
+      {"kAvx512", 4, 6, 2, "768, 1", "kNone", true},
+      {"kAvx512", 4, 6, 2, "768, 1", "kBiasGelu", true},
+      {"kAvx2", 4, 2, 2, "768, 1", "kBias", true},
   };
   std::string pattern = (fs::temp_directory_path() / "register-tile-test-XXXXXX").string();
   const fs::path dir = ::mkdtemp(pattern.data());
@@ -100,7 +108,7 @@ TEST(RegisterTile, TheUnrolledKLoopNeverStoresAVectorRegisterToTheStack) {
     const std::string name = std::string(c.isa) + " " + std::to_string(c.mr) + "x" +
                              std::to_string(c.nr) + " <" + c.params + "> " + c.epilogue;
     const int width = std::string(c.isa) == "kAvx512" ? 16 : 8;
-    const int loop_fmas = c.mr * (c.nr / width) * c.unroll;
+    const int loop_fmas = c.mr * (c.dot ? c.nr : c.nr / width) * c.unroll;
     int loops = 0;
     for (const Block& b : blocks_of(assemble(c, dir))) {
       if (b.fmas < loop_fmas) continue;

@@ -243,6 +243,32 @@ inline std::vector<Problem> gemm_shapes(Op op, const Tiles& t) {
   return v;
 }
 
+// Runs the dot-product form (run_dot: dense and batch_matmul NT only) from get(op, epilogue)
+// on the shapes of gemm_shapes for its tile, plus K tails shorter than a vector, on both
+// runtimes: dense with every epilogue, batch_matmul NT with none and bias+GELU.
+template <class Get>
+void check_dot_form(Get get, long mr, long nr, long kc, const DietcodeCpuRuntime* serial,
+                    const DietcodeCpuRuntime* pooled) {
+  int failures = 0;
+  for (Op op : {Op::kDense, Op::kBmmNT}) {
+    std::vector<Problem> shapes = gemm_shapes(op, Tiles{mr, nr, kc, 3 * mr, 4 * nr});
+    const long batch = op == Op::kDense ? 1 : 3, gap = op == Op::kDense ? 0 : 5;
+    shapes.push_back(gemm(op, mr + 2, nr + 1, 3, batch, gap));  // K below one vector
+    shapes.push_back(gemm(op, 5, 7, 17, batch, gap));          // a vector and a tail
+    const std::vector<int> epis = op == Op::kDense ? std::vector<int>{0, 1, 2, 3, 4, 5}
+                                                   : std::vector<int>{0, 5};
+    for (const Problem& p : shapes) {
+      Case c(p);
+      for (int epi : epis)
+        for (const DietcodeCpuRuntime* rt : {serial, pooled}) {
+          const std::string err = c.run_and_check(get(op, epi), epi, rt);
+          EXPECT_EQ(err, "") << "dot form, threads " << rt->threads;
+          if (!err.empty() && ++failures > 5) return;
+        }
+    }
+  }
+}
+
 inline std::vector<Problem> conv_shapes() {
   return {
       conv(1, 7, 7, 3, 5, 3, 3, 1, 1, 1),   // 3x3 pad 1

@@ -34,6 +34,11 @@ int kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
   return dc_x86::run<OP, Epilogue(EPI), P>(a, rt);
 }
 
+template <OpKind OP, int EPI, class P>
+int dot_kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  return dc_x86::run_dot<OP, Epilogue(EPI), P>(a, rt);
+}
+
 void gelu16(const float* in, float* out) {
   _mm512_storeu_ps(out, dc_x86::gelu<dc_x86::Avx512>(_mm512_loadu_ps(in)));
 }
@@ -88,6 +93,23 @@ void check_params(int threads) {
   }
 }
 
+template <class P>
+DietcodeCpuKernelFn dot_kernels(Op op, int epi) {
+  static const DietcodeCpuKernelFn dense[6] = {
+      dot_kernel<OpKind::kDense, 0, P>, dot_kernel<OpKind::kDense, 1, P>,
+      dot_kernel<OpKind::kDense, 2, P>, dot_kernel<OpKind::kDense, 3, P>,
+      dot_kernel<OpKind::kDense, 4, P>, dot_kernel<OpKind::kDense, 5, P>};
+  if (op == Op::kDense) return dense[epi];
+  return epi == 0 ? dot_kernel<OpKind::kBatchMatmulNT, 0, P> : dot_kernel<OpKind::kBatchMatmulNT, 5, P>;
+}
+
+template <class P>
+void check_dot(int threads) {
+  dc_x86::SimpleThreadPool pool{threads};
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  check_dot_form(dot_kernels<P>, P::MR, P::NR, P::KC, &serial, &pooled);
+}
+
 #define SKIP_WITHOUT_AVX512() \
   if (!has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512F"
 
@@ -120,6 +142,18 @@ TEST(X86KernelsAvx512, GeluMatchesScalarTanhForm) {
       ASSERT_LE(std::fabs(out[l] - want), rtol * std::fabs(want) + 1e-30) << in[l];
     }
   }
+}
+
+// The dot-product form with 512-bit vectors: BERT's small-M tile, and one with a K block of
+// two vectors and the automatic split.
+TEST(X86KernelsAvx512, DotForm4x6) {
+  SKIP_WITHOUT_AVX512();
+  check_dot<dc_x86::DotParams<4, 6, 768, 1, 2, Isa::kAvx512>>(3);
+}
+
+TEST(X86KernelsAvx512, DotForm6x4SmallKc) {
+  SKIP_WITHOUT_AVX512();
+  check_dot<dc_x86::DotParams<6, 4, 32, 0, 1, Isa::kAvx512>>(2);
 }
 
 }  // namespace

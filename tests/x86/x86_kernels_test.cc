@@ -71,6 +71,41 @@ void check_params(int threads) {
   }
 }
 
+// The dot-product form (dot_x86.h): B read in place, vectors along K.
+template <OpKind OP, int EPI, class P>
+int dot_kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  return dc_x86::run_dot<OP, Epilogue(EPI), P>(a, rt);
+}
+
+template <class P>
+DietcodeCpuKernelFn dot_kernels(Op op, int epi) {
+  static const DietcodeCpuKernelFn dense[6] = {
+      dot_kernel<OpKind::kDense, 0, P>, dot_kernel<OpKind::kDense, 1, P>,
+      dot_kernel<OpKind::kDense, 2, P>, dot_kernel<OpKind::kDense, 3, P>,
+      dot_kernel<OpKind::kDense, 4, P>, dot_kernel<OpKind::kDense, 5, P>};
+  if (op == Op::kDense) return dense[epi];
+  return epi == 0 ? dot_kernel<OpKind::kBatchMatmulNT, 0, P> : dot_kernel<OpKind::kBatchMatmulNT, 5, P>;
+}
+
+template <class P>
+void check_dot(int threads) {
+  dc_x86::SimpleThreadPool pool(threads);
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  check_dot_form(dot_kernels<P>, P::MR, P::NR, P::KC, &serial, &pooled);
+}
+
+TEST(X86Kernels, DotForm4x2) { check_dot<dc_x86::DotParams<4, 2, 256, 1, 2>>(3); }
+TEST(X86Kernels, DotForm1x12AutoSplitSmallKc) { check_dot<dc_x86::DotParams<1, 12, 8, 0, 1>>(3); }
+TEST(X86Kernels, DotForm3x3Unroll4SplitM) { check_dot<dc_x86::DotParams<3, 3, 64, 2, 4>>(2); }
+
+// Other op kinds are not the dot form's: they are refused, never computed wrongly.
+TEST(X86Kernels, DotFormRefusesOpsWhoseBIsNotRowsOfK) {
+  DietcodeArgs a{};
+  const DietcodeCpuRuntime rt = dc_x86::serial_runtime();
+  EXPECT_EQ((dc_x86::run_dot<OpKind::kBatchMatmulNN, Epilogue::kNone, dc_x86::DotParams<>>(&a, &rt)), 3);
+  EXPECT_EQ((dc_x86::run_dot<OpKind::kConv2d, Epilogue::kNone, dc_x86::DotParams<>>(&a, &rt)), 3);
+}
+
 // The defaults (Params<> = 6x16, KC 256, MC 72, NC 3072, loop 0, auto split, packed A).
 TEST(X86Kernels, Defaults) { check_params<Params<>>(3); }
 // The thinnest tile, tiny blocks (KC smaller than K almost always), no unroll.
