@@ -136,14 +136,9 @@ struct DotJob {
 
   static void task(void* ctx, int t, int /*worker*/) {
     DotJob& j = *static_cast<DotJob*>(ctx);
-    const int regions = j.tm * j.tn;
-    const long batch = t / regions;
-    const int region = t % regions;
-    long m0, m1, n0, n1;
-    band(j.M, j.tm, region / j.tn, P::MR, &m0, &m1);
-    band(j.N, j.tn, region % j.tn, P::NR, &n0, &n1);
-    dot_region<I, P, E>(j.a + batch * j.stride_a, j.K, j.b + batch * j.stride_b, j.K, j.bias,
-                        j.c + batch * j.stride_c, j.N, j.K, m0, m1, n0, n1);
+    const TaskRegion r = task_region(t, j.tm, j.tn, j.M, j.N, P::MR, P::NR);
+    dot_region<I, P, E>(j.a + r.batch * j.stride_a, j.K, j.b + r.batch * j.stride_b, j.K, j.bias,
+                        j.c + r.batch * j.stride_c, j.N, j.K, r.m0, r.m1, r.n0, r.n1);
   }
 };
 

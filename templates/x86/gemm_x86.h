@@ -504,4 +504,18 @@ inline void band(long extent, int count, int b, long unit, long* lo, long* hi) {
   *hi = std::min(extent, units * (b + 1) / count * unit);
 }
 
+// Task t of a parallel GEMM: the batch element and the rectangle of C it computes, when each
+// batch element's C is cut into tm row bands x tn column bands of whole MR x NR tiles.
+struct TaskRegion {
+  long batch, m0, m1, n0, n1;
+};
+inline TaskRegion task_region(int t, int tm, int tn, long M, long N, long MR, long NR) {
+  const int regions = tm * tn, region = t % regions;
+  TaskRegion r;
+  r.batch = t / regions;
+  band(M, tm, region / tn, MR, &r.m0, &r.m1);
+  band(N, tn, region % tn, NR, &r.n0, &r.n1);
+  return r;
+}
+
 }  // namespace dc_x86

@@ -99,17 +99,13 @@ struct GemmJob {
 
   static void task(void* ctx, int t, int /*worker*/) {
     GemmJob& j = *static_cast<GemmJob*>(ctx);
-    const int regions = j.tm * j.tn;
-    const long batch = t / regions;
-    const int region = t % regions;
-    long m0, m1, n0, n1;
-    band(j.M, j.tm, region / j.tn, P::MR, &m0, &m1);
-    band(j.N, j.tn, region % j.tn, P::NR, &n0, &n1);
+    const TaskRegion r = task_region(t, j.tm, j.tn, j.M, j.N, P::MR, P::NR);
     AOp a = j.a;
     BOp b = j.b;
-    a.p += batch * j.stride_a;
-    b.p += batch * j.stride_b;
-    if (gemm_region<I, P, E>(a, b, j.bias, j.c + batch * j.stride_c, j.ldc, j.K, m0, m1, n0, n1))
+    a.p += r.batch * j.stride_a;
+    b.p += r.batch * j.stride_b;
+    if (gemm_region<I, P, E>(a, b, j.bias, j.c + r.batch * j.stride_c, j.ldc, j.K, r.m0, r.m1,
+                             r.n0, r.n1))
       __atomic_store_n(&j.error, 1, __ATOMIC_RELAXED);
   }
 };

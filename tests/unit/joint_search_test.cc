@@ -476,14 +476,19 @@ TEST_F(JointSearchTest, CrashingAndHangingKernelsAreRecordedAndNeverChosen) {
   }
 }
 
-TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredicted) {
-  workload_ = parse_workload(R"({
+// One dense op over B x T = 12 x 16 instances: more than a kernel is timed on.
+Workload cross_product_workload() {
+  return parse_workload(R"({
     "name": "cross",
     "shape_vars": { "B": { "min": 1, "max": 12 }, "T": { "min": 1, "max": 16 } },
     "ops": [ { "name": "dense", "op": "dense", "dtype": "float32", "M": "B*T", "N": 768,
                "K": 768 } ]
   })",
-                             "cross.json");
+                        "cross.json");
+}
+
+TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredicted) {
+  workload_ = cross_product_workload();
   CountingDevice device(h100());
   JointSearchOptions options;
   options.budget.trials_per_op = 20;
@@ -509,13 +514,7 @@ TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredic
 }
 
 TEST_F(JointSearchTest, SampledKernelsInUseAreTimedOnEveryInstanceAtTheEnd) {
-  workload_ = parse_workload(R"({
-    "name": "cross",
-    "shape_vars": { "B": { "min": 1, "max": 12 }, "T": { "min": 1, "max": 16 } },
-    "ops": [ { "name": "dense", "op": "dense", "dtype": "float32", "M": "B*T", "N": 768,
-               "K": 768 } ]
-  })",
-                             "cross.json");
+  workload_ = cross_product_workload();
   CountingDevice device(h100());
   JointSearchOptions options;
   options.budget.trials_per_op = 20;
