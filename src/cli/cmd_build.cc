@@ -237,6 +237,7 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
   if (!compiler.cxx.empty()) options.write.cxx = compiler.cxx;
   PackBuildReport report =
       build_pack(workload, choices, *fallback, *compiler.cached, output, options);
+  warnings.insert(warnings.end(), report.warnings.begin(), report.warnings.end());
   if (!global.quiet)
     for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (o.json) {

@@ -227,6 +227,31 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     for (const OpState& s : ops)
       all.insert(all.end(), s.choices.candidates.begin(), s.choices.candidates.end());
     archs = target.default_archs(all);
+    // A default arch that some tuned op has no kernel for is left out, with a warning, rather
+    // than refused (a short CPU tune may measure only AVX-512 kernels for one op and an AVX2
+    // one for another); an arch asked for with --arch still is refused.
+    std::vector<std::string> served;
+    for (const std::string& arch : archs) {
+      const OpState* lacking = nullptr;
+      for (const OpState& s : ops) {
+        bool runs = s.choices.candidates.empty();  // untuned: the portable default kernel
+        for (size_t k = 0; k < s.choices.candidates.size() && !runs; ++k) {
+          auto only = s.only_arch.find(int(k));
+          runs = only == s.only_arch.end() || only->second == arch;
+        }
+        if (!runs) {
+          lacking = &s;
+          break;
+        }
+      }
+      if (lacking)
+        report.warnings.push_back(arch + " left out of the pack: op " + lacking->op->name +
+                                  " has no measured kernel that runs there (tune longer, or "
+                                  "pass --arch to ask for it)");
+      else
+        served.push_back(arch);
+    }
+    if (!served.empty()) archs = served;
   }
   for (const std::string& arch : archs) target.arch_number(arch);  // a UserError if foreign
   for (OpState& s : ops) {

@@ -57,6 +57,8 @@ struct OpBuildReport {
 struct PackBuildReport {
   std::string choices;  // the manifest's "choices"
   std::vector<std::string> archs;  // the pack's
+  // What the build decided on its own that the user should hear: a default arch left out.
+  std::vector<std::string> warnings;
   std::vector<OpBuildReport> ops;
   int kernels_compiled = 0;
   double compile_seconds = 0;  // wall time of the NVRTC batches

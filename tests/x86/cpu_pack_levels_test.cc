@@ -1,0 +1,91 @@
+// Which ISA levels a CPU pack gets by default: every level each tuned op has a measured kernel
+// for. A level one op lacks is left out with a warning (a short tune may have timed only
+// AVX-512 kernels for one op), while an --arch that asks for it is still refused.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BuildRun {
+  int code = -1;
+  std::string err;
+};
+
+class CpuPackLevels : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "cpu-pack-levels-XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+    std::ofstream(dir_ / "w.json") << R"({"name": "levels", "shape_vars": {"T": {"min": 1, "max": 2}},
+      "ops": [{"name": "wide", "op": "dense", "dtype": "float32", "M": "T", "N": 64, "K": 32},
+              {"name": "narrow", "op": "dense", "dtype": "float32", "M": "T", "N": 16, "K": 32}]})";
+    // "wide" was timed with an AVX-512 kernel only, "narrow" with an AVX2 one only.
+    std::ofstream log(dir_ / "w.jsonl");
+    for (int t = 1; t <= 2; ++t) {
+      log << record("wide", t, 64, "x86_avx512_f32", "x86-64-v4") << "\n";
+      log << record("narrow", t, 16, "x86_avx2_f32", "x86-64-v4") << "\n";
+    }
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  static std::string record(const std::string& op, int t, int n, const std::string& tmpl,
+                            const std::string& arch) {
+    std::ostringstream r;
+    r << R"({"arch":")" << arch << R"(","device":"test","gemm":{"K":32,"M":)" << t << R"(,"N":)"
+      << n << R"(,"batch":1},"kind":"measurement","l2":"flush","latency_us":)" << 10 + t
+      << R"(,"mk":{"params":{"KC":256,"LOOP_ORDER":0,"MC":72,"MR":6,"NC":3072,"NR":)"
+      << (tmpl == "x86_avx512_f32" ? 32 : 16)
+      << R"(,"PACK_A":1,"PREFETCH":0,"THREADS_M":0,"UNROLL":4},"template":")" << tmpl
+      << R"("},"op":")" << op << R"(","shape":{"T":)" << t
+      << R"(},"simulated":false,"status":"ok","timestamp":"2026-11-24T00:00:00.000Z",)"
+      << R"("tool_version":"0.1.0","workload":"levels"})";
+    return r.str();
+  }
+
+  BuildRun build(const std::string& extra) {
+    const std::string err = (dir_ / "stderr").string();
+    const std::string cmd = "cd '" + dir_.string() + "' && DIETCODE_CACHE_DIR='" +
+                            (dir_ / "cache").string() + "' '" + DIETCODE_CLI_PATH +
+                            "' build w.json --log w.jsonl -o libw.so " + extra + " >/dev/null 2>'" +
+                            err + "'";
+    BuildRun r;
+    const int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::stringstream e;
+    e << std::ifstream(err).rdbuf();
+    r.err = e.str();
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CpuPackLevels, ADefaultLevelAnOpHasNoKernelForIsLeftOutWithAWarning) {
+  BuildRun r = build("");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: x86-64-v3 left out of the pack: op wide has no measured kernel "
+                       "that runs there"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::exists(dir_ / "libw.so"));
+}
+
+TEST_F(CpuPackLevels, AnArchAskedForIsStillRefusedWhenAnOpCannotRunThere) {
+  BuildRun r = build("--arch x86-64-v3,x86-64-v4");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("op wide: no measured kernel runs on x86-64-v3"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "libw.so"));
+}
+
+}  // namespace
