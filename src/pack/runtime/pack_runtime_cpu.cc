@@ -151,22 +151,8 @@ int launch_op(const OpDesc& op, void* const* args, int n_args, const int64_t* va
 }  // namespace dietcode_pack
 
 using dietcode_pack::fail;
-using dietcode_pack::kPack;
 
-DIETCODE_PACK_EXPORT int dietcode_abi_version(void) { return DIETCODE_ABI_VERSION; }
-
-DIETCODE_PACK_EXPORT const char* dietcode_manifest(void) { return kPack.manifest; }
-
-DIETCODE_PACK_EXPORT const char* dietcode_last_error(void) { return dietcode_pack::g_last_error; }
-
-DIETCODE_PACK_EXPORT int dietcode_select(const char* op, const int64_t* shape_values,
-                                         int n_values) {
-  if (!op) return -fail(DIETCODE_ERR_INVALID_ARGUMENT, "op is NULL");
-  const dietcode_pack::OpDesc* d = dietcode_pack::find_op(op);
-  if (!d) return -dietcode_pack::unknown_op(op);
-  if (int status = dietcode_pack::check_values(*d, shape_values, n_values)) return -status;
-  return d->selects[0].select(shape_values);
-}
+#include "pack_abi_common.h"  // abi_version, manifest, last_error, select, launch
 
 DIETCODE_PACK_EXPORT int dietcode_select_arch(const char* op, int cc, const int64_t* shape_values,
                                               int n_values) {
@@ -182,14 +168,6 @@ DIETCODE_PACK_EXPORT int dietcode_select_arch(const char* op, int cc, const int6
   int dispatcher = dietcode_pack::pick_level_dispatcher(*d, cc);
   if (dispatcher < 0) return -dietcode_pack::arch_mismatch(*d, cc, false);
   return d->selects[dispatcher].select(shape_values);
-}
-
-DIETCODE_PACK_EXPORT int dietcode_launch(const char* op, void* const* args, int n_args,
-                                         const int64_t* shape_values, int n_values, void* stream) {
-  if (!op) return fail(DIETCODE_ERR_INVALID_ARGUMENT, "op is NULL");
-  const dietcode_pack::OpDesc* d = dietcode_pack::find_op(op);
-  if (!d) return dietcode_pack::unknown_op(op);
-  return dietcode_pack::launch_op(*d, args, n_args, shape_values, n_values, stream);
 }
 
 DIETCODE_PACK_EXPORT int dietcode_set_num_threads(int n) {
