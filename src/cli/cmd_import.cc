@@ -36,10 +36,7 @@ struct ImportOptions {
 
 // The model's file name as a workload name: "bert-tiny.onnx" -> "bert_tiny".
 std::string name_from_path(const std::string& path) {
-  std::string stem = std::filesystem::path(path).stem().string(), name;
-  for (char c : stem) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "model_" + name;
-  return name;
+  return c_identifier(std::filesystem::path(path).stem().string(), "model_");
 }
 
 #ifdef DIETCODE_HAVE_ONNX

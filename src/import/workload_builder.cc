@@ -19,9 +19,7 @@ using nlohmann::ordered_json;
 // A shape variable's name for a symbolic dimension: the dim_param when it is a usable C
 // identifier, else the same with every other character made '_'.
 std::string var_name(const std::string& symbol) {
-  std::string name;
-  for (char c : symbol) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "d_" + name;
+  std::string name = c_identifier(symbol, "d_");
   if (is_c_keyword(name)) name += "_";
   return name;
 }

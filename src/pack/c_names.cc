@@ -8,13 +8,6 @@
 
 namespace dietcode {
 
-std::string c_identifier(const std::string& text) {
-  std::string out;
-  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
-  return out;
-}
-
 std::string wrapper_name(const Workload& workload, const OpSpec& op) {
   std::string name = c_identifier(workload.name + "_" + op.name);
   if (name.rfind("dietcode_", 0) == 0)

@@ -7,12 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "workload/names.h"  // c_identifier
 #include "workload/workload.h"
 
 namespace dietcode {
-
-// Letters, digits and '_' kept, anything else becomes '_'; a leading digit gets a '_' before it.
-std::string c_identifier(const std::string& text);
 
 // "bert_dense_qkv". Throws UserError when two ops of the workload get the same name or a name
 // that a pack already exports (dietcode_*).

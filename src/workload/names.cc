@@ -15,6 +15,13 @@ bool is_identifier(const std::string& text) {
                      [&](char c) { return alpha(c) || (c >= '0' && c <= '9'); });
 }
 
+std::string c_identifier(const std::string& text, const std::string& prefix) {
+  std::string out;
+  for (char c : text) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = prefix + out;
+  return out;
+}
+
 bool is_c_keyword(const std::string& text) {
   static const std::set<std::string> keywords = {
       // C11

@@ -10,6 +10,10 @@ namespace dietcode {
 // [A-Za-z_][A-Za-z0-9_]*: names become C identifiers and file names in generated packs.
 bool is_identifier(const std::string& text);
 
+// Free text made an identifier: letters, digits and '_' kept, anything else becomes '_'; when
+// the result is empty or starts with a digit, `prefix` goes before it.
+std::string c_identifier(const std::string& text, const std::string& prefix = "_");
+
 // C and C++ keywords: shape variables become parameters of the pack's typed C wrappers.
 bool is_c_keyword(const std::string& text);
 
