@@ -262,6 +262,23 @@ void set_pack_threads(const PackLibrary& library, int threads, BenchReport& repo
         "the pack's pool runs {} threads after dietcode_set_num_threads({})", actual, threads));
 }
 
+// Which contenders had their threads bound to CPUs, from the environment each reads when its
+// threads start: the pack's DIETCODE_CPU_BIND, and OMP_PROC_BIND for the OpenMP team that
+// oneDNN and OpenBLAS share. Binding changes times by up to 2x on a busy host, so a report says.
+std::string thread_binding_note() {
+  auto value = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v && *v ? v : "";
+  };
+  const std::string pack = value("DIETCODE_CPU_BIND"), omp = value("OMP_PROC_BIND");
+  const bool pack_bound = pack == "1" || pack == "true" || pack == "close";
+  const bool omp_bound = !omp.empty() && omp != "false";
+  return fmt::format(
+      "thread binding: the pack's pool {}; the baselines' OpenMP team {}",
+      pack_bound ? "bound to CPUs (DIETCODE_CPU_BIND=" + pack + ")" : "not bound (DIETCODE_CPU_BIND unset)",
+      omp_bound ? "bound (OMP_PROC_BIND=" + omp + ")" : "not bound (OMP_PROC_BIND unset)");
+}
+
 }  // namespace
 
 BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
@@ -287,6 +304,7 @@ BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
     }
   }
   set_pack_threads(library, options.threads, report);
+  report.notes.push_back(thread_binding_note());
   report.threads = options.threads;
   report.device = fmt::format("{}, {} thread{}", options.cpu.empty() ? "this CPU" : options.cpu,
                               options.threads, options.threads == 1 ? "" : "s");

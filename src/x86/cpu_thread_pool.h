@@ -20,10 +20,14 @@
 // are serialized by a mutex (each caller becomes worker 0 of its own call, in turn). A task must
 // not call parallel_for on its own pool: that would wait for itself.
 //
-// Pinning (pin = true): pool thread i is bound to the i-th CPU of the process's affinity mask at
-// construction (pthread_setaffinity_np), wrapping around when there are more threads than CPUs.
-// The caller is not touched, because it is the caller's thread; a program that owns its main
-// thread (the measurement worker) calls pin_caller() to bind it to the first CPU.
+// Pinning (pin = true): pool thread i is bound to the i-th CPU after the one the constructing
+// thread runs on, in its affinity mask (pthread_setaffinity_np), wrapping around when there are
+// more threads than CPUs: "close" placement, as OMP_PROC_BIND=close gives an OpenMP team. When
+// that thread is itself bound to fewer CPUs than the pool has threads (an OpenMP runtime binds
+// its master thread to one), the pool spreads over every online CPU instead, or all its threads
+// would share the caller's one. The caller is not touched, because it is the caller's thread; a
+// program that owns its main thread (the measurement worker) calls pin_caller() to bind it to
+// the first CPU of the placement, its current one.
 //
 // Fast paths: n_tasks <= 0 returns at once; n_tasks == 1 (or a pool of one thread) runs inline
 // on the caller, waking nobody.
@@ -39,6 +43,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -62,7 +67,7 @@ class CpuThreadPool {
   explicit CpuThreadPool(CpuThreadPoolOptions options = {}) : options_(options) {
     threads_ =
         options_.threads > 0 ? options_.threads : int(std::max<size_t>(1, usable_cpus().size()));
-    if (options_.pin) cpus_ = usable_cpus();
+    if (options_.pin) cpus_ = close_placement(threads_);
     workers_.reserve(size_t(threads_ - 1));
     for (int id = 1; id < threads_; ++id) workers_.emplace_back([this, id] { work(id); });
   }
@@ -81,6 +86,8 @@ class CpuThreadPool {
   CpuThreadPool& operator=(const CpuThreadPool&) = delete;
 
   int threads() const { return threads_; }
+  // The CPUs worker i is bound to (placement()[i % size]); empty when not pinning.
+  const std::vector<int>& placement() const { return cpus_; }
 
   // The pool through the C contract; valid while the pool lives.
   DietcodeCpuRuntime runtime() {
@@ -129,7 +136,23 @@ class CpuThreadPool {
     return pin_self(cpus_[0]);
   }
 
-  // The CPUs this process may run on (sched_getaffinity), in ascending order.
+  // The CPUs to bind `threads` workers to, worker 0 (the caller) first: see "Pinning" above.
+  static std::vector<int> close_placement(int threads) {
+    std::vector<int> cpus = usable_cpus();
+    if (int(cpus.size()) < threads) {
+      const long online = sysconf(_SC_NPROCESSORS_ONLN);
+      if (online > long(cpus.size())) {
+        cpus.clear();
+        for (long cpu = 0; cpu < online && cpu < CPU_SETSIZE; ++cpu) cpus.push_back(int(cpu));
+      }
+    }
+    const int here = sched_getcpu();
+    const auto first = std::find(cpus.begin(), cpus.end(), here);
+    if (first != cpus.end()) std::rotate(cpus.begin(), first, cpus.end());
+    return cpus;
+  }
+
+  // The CPUs the calling thread may run on (sched_getaffinity), in ascending order.
   static std::vector<int> usable_cpus() {
     std::vector<int> cpus;
     cpu_set_t set;

@@ -131,10 +131,36 @@ TEST(CpuThreadPool, PinsItsThreadsWhenAsked) {
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   };
   for (int round = 0; round < 5; ++round) pool.parallel_for(64, task, &where);
+  // "close" placement: the caller's mask, starting at the CPU the caller was on.
+  std::vector<int> placed = pool.placement();
+  ASSERT_EQ(placed.size(), cpus.size());
+  std::sort(placed.begin(), placed.end());
+  EXPECT_EQ(placed, cpus);
   for (size_t id = 1; id < cpus.size(); ++id)  // pool threads only; the caller is not pinned
     if (where.cpu[id].load() >= 0) {
-      EXPECT_EQ(where.cpu[id].load(), cpus[id]) << "worker " << id;
+      EXPECT_EQ(where.cpu[id].load(), pool.placement()[id]) << "worker " << id;
     }
+}
+
+// An OpenMP runtime with OMP_PROC_BIND binds its master thread to one CPU; a pool made on that
+// thread must still spread its threads over the others, not pile them onto the caller's CPU.
+TEST(CpuThreadPool, APoolMadeOnAThreadBoundToOneCpuSpreadsOverTheOthers) {
+  const std::vector<int> cpus = CpuThreadPool::usable_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  cpu_set_t saved, one;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+  CPU_ZERO(&one);
+  CPU_SET(cpus[0], &one);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+  std::vector<int> placed;
+  {
+    CpuThreadPool pool({2, /*pin=*/true});
+    placed = pool.placement();
+  }
+  pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+  ASSERT_GE(placed.size(), 2u);
+  EXPECT_EQ(placed[0], cpus[0]);  // the caller's own CPU first
+  EXPECT_NE(placed[1], cpus[0]) << "pool thread 1 would share the caller's only CPU";
 }
 
 // Not an assertion (the machine is shared and noisy), a figure: what an empty parallel_for costs.

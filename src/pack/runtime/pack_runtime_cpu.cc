@@ -16,12 +16,17 @@
  *               theirs. Launches from several threads share the pool: its parallel_for takes
  *               one call at a time, each caller working as worker 0 of its own call, and every
  *               kernel keeps its packing buffers per thread, so concurrent launches never share
- *               memory.
+ *               memory. The pool's threads float over the process's CPUs unless the environment
+ *               sets DIETCODE_CPU_BIND=1 (read when the pool is created), which binds pool
+ *               thread i to the i-th CPU of the affinity mask, as OMP_PROC_BIND does for an
+ *               OpenMP team. Off by default: two packs in one process would bind their threads
+ *               to the same CPUs.
  *   unloading   unload_pack stops the pool's threads when the pack is dlclose'd.
  */
 #include "pack_runtime_cpu.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -48,6 +53,15 @@ struct PoolState {
 // Created when the pack is loaded and freed by unload_pack when it is unloaded.
 PoolState* g_pool = new PoolState;
 
+// DIETCODE_CPU_BIND: "1", "true" or "close" bind the pool's threads; unset, "0", "false" or
+// anything else leave them to the scheduler.
+bool bind_from_environment() {
+  const char* value = std::getenv("DIETCODE_CPU_BIND");
+  if (!value) return false;
+  return std::strcmp(value, "1") == 0 || std::strcmp(value, "true") == 0 ||
+         std::strcmp(value, "close") == 0;
+}
+
 int threads_for(int wanted) {
   return wanted > 0 ? wanted : int(CpuThreadPool::usable_cpus().size());
 }
@@ -59,8 +73,7 @@ std::shared_ptr<CpuThreadPool> current_pool() {
   if (!g_pool->pool) {
     CpuThreadPoolOptions options;
     options.threads = threads_for(g_pool->wanted);
-    // Not pinned: the pool's threads share the CPUs with the program's own.
-    options.pin = false;
+    options.pin = bind_from_environment();
     g_pool->pool = std::make_shared<CpuThreadPool>(options);
   }
   return g_pool->pool;
