@@ -86,6 +86,8 @@ struct KernelProfile {
   Target target = Target::kCuda;
   int threads_m = 0;  // the THREADS_M tunable: 0 lets the kernel pick the split
   int nc = 1;         // the NC tunable: B's column block, which A is packed again for
+  bool packs_a = false, packs_b = false;  // the BLIS form packs B, and A unless PACK_A = 0
+  double pack_ns_per_element = 0;         // what packing one element costs a thread
 };
 
 // Dispatches on c.target.
@@ -98,8 +100,9 @@ struct AnalyticTerms {
   int64_t grid_blocks = 0;
   int blocks_per_sm = 0;
   int sms = 1;
-  // The busiest worker's share of the work against a perfectly even split (the CPU's load
-  // balance over its threads); 1 on a GPU, whose waves f_occ models. Multiplies f_occ.
+  // The busiest worker's share of the work against a perfectly even split, times the share of
+  // that worker's time its FMAs take beside packing (the CPU's load balance over its threads);
+  // 1 on a GPU, whose waves f_occ models. Multiplies f_occ.
   double balance = 1;
   double f_occ = 0;
   double f_pad = 0;

@@ -6,7 +6,12 @@
 //            of whole register tiles (or hands out batch elements when there are at least as
 //            many as threads), and the busiest thread sets the time. The split is the
 //            template's own rule (templates/x86/gemm_x86.h: split_threads), copied here because
-//            the cost model cannot include a header full of intrinsics;
+//            the cost model cannot include a header full of intrinsics. That thread also packs:
+//            all of its columns of B once (the BLIS form) and its rows of A once per NC block
+//            (unless PACK_A = 0), work that does not shrink with M as its FMAs do. Its share of
+//            the thread's time scales balance down, so one learned f_MK fits a BLIS kernel at
+//            M = 16, where packing B costs about as much as the FMAs, and at M = 2048, where it
+//            is noise; the dot-product form packs nothing;
 //   memory   the operands from memory once, plus what the split makes the threads pack again
 //            (every row band packs all of its columns of B, every column band its rows of A),
 //            over the host's streaming bandwidth;
@@ -52,6 +57,15 @@ int vector_lanes(const std::string& tmpl) {
   return tmpl.find("avx512") != std::string::npos ? 16 : 8;
 }
 
+// Packing an element (reading it, often from memory for the first time, a share of an 8x8
+// transpose's shuffles, a store into L1/L2) costs a core about this much, whatever the vector
+// width: the packing code is the same 256-bit code under both templates. Chosen by replaying
+// four BERT-base tuning logs through the model (tests/x86/cost_model_replay.cc, 20 held-out
+// splits each): against no packing term, 0.5 ns raised the held-out Spearman on 13 of their
+// 16 ops (by up to 0.06), left 2 within 0.002 and lowered one by 0.02; 0.2 to 0.8 scored
+// alike.
+constexpr double kPackNsPerElement = 0.5;
+
 }  // namespace
 
 KernelProfile make_x86_profile(const KernelCandidate& c) {
@@ -62,6 +76,10 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
   p.threads_m = c.mk.get_or("THREADS_M", 0);
   // The dot-product form packs nothing: no NC, and no repacking in the thread split.
   p.nc = std::max(1, c.mk.get_or("NC", 1 << 30));
+  const bool dot = c.mk.tmpl.find("_dot_") != std::string::npos;
+  p.packs_b = !dot;
+  p.packs_a = !dot && c.mk.get_or("PACK_A", 1) != 0;
+  p.pack_ns_per_element = kPackNsPerElement;
   p.element_bytes = element_bytes(c.dtype);
   p.sms = std::max(1, c.cpu.threads);
   p.occupancy.blocks_per_sm = 1;  // one region per thread at a time
@@ -84,15 +102,31 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   const double all_tiles = double(shape.batch) * double(m_tiles) * double(n_tiles);
   double busiest_tiles = 0;  // register tiles of the busiest thread
   int tm = 1, tn = 1;
+  // The busiest thread's batch elements, and its region's tile rows and columns in each.
+  double own_batches = double(shape.batch);
+  int64_t own_m_tiles = m_tiles, own_n_tiles = n_tiles;
   if (shape.batch >= threads) {
-    busiest_tiles = double(ceil_div(shape.batch, threads)) * double(m_tiles) * double(n_tiles);
+    own_batches = double(ceil_div(shape.batch, threads));
   } else {
     std::tie(tm, tn) = split_threads(threads, p.threads_m, shape.M, shape.N, shape.K, p.tile_m,
                                      p.tile_n, p.nc);
-    busiest_tiles = double(shape.batch) * double(ceil_div(m_tiles, tm)) *
-                    double(ceil_div(n_tiles, tn));
+    own_m_tiles = ceil_div(m_tiles, tm);
+    own_n_tiles = ceil_div(n_tiles, tn);
   }
+  busiest_tiles = own_batches * double(own_m_tiles) * double(own_n_tiles);
   t.balance = busiest_tiles > 0 ? all_tiles / (double(threads) * busiest_tiles) : 1;
+  if (busiest_tiles > 0 && (p.packs_a || p.packs_b) && p.pack_ns_per_element > 0) {
+    const double k = double(shape.K);
+    const double rows = double(own_m_tiles * p.tile_m), cols = double(own_n_tiles * p.tile_n);
+    double packed = 0;  // elements
+    if (p.packs_b) packed += cols * k;
+    if (p.packs_a) packed += rows * k * double(ceil_div(int64_t(cols), std::max(1, p.nc)));
+    packed *= own_batches;
+    const double fma_flops = 2.0 * busiest_tiles * p.tile_m * p.tile_n * k;
+    // The packing time in FLOPs of one thread's peak (FLOP/us, and ns -> us).
+    const double pack_flops = packed * p.pack_ns_per_element * 1e-3 * p.peak_flops_per_us / threads;
+    if (fma_flops > 0) t.balance *= fma_flops / (fma_flops + pack_flops);
+  }
   t.f_pad = double(shape.M) * double(shape.N) /
             (double(m_tiles * p.tile_m) * double(n_tiles * p.tile_n));
   t.grid_blocks = threads;

@@ -1,0 +1,89 @@
+// The CPU target's analytic terms (cost/x86_analytic.cc): the load balance of the template's
+// thread split, the padding of whole register tiles, and the packing each thread does beside
+// its FMAs, which the BLIS form pays and the dot-product form does not.
+#include <gtest/gtest.h>
+
+#include "cost/analytic.h"
+#include "cost/candidate.h"
+
+namespace dietcode {
+namespace {
+
+KernelCandidate x86(const std::string& tmpl, std::map<std::string, int> params) {
+  KernelCandidate c;
+  c.target = Target::kCpu;
+  c.mk = {tmpl, std::move(params)};
+  c.cpu.threads = 2;
+  c.cpu.gflops_per_thread_512 = 245;  // the 2-core AVX-512 guests of docs/results/cpu
+  c.cpu.gflops_per_thread_256 = 125;
+  c.cpu.mem_bandwidth_gbs = 20;
+  return c;
+}
+
+AnalyticTerms terms(const KernelCandidate& c, int64_t m, int64_t n, int64_t k) {
+  return analytic_terms(make_profile(c), GemmShape{1, m, n, k}, AnalyticParams{});
+}
+
+const std::map<std::string, int> kBlis = {{"MR", 12}, {"NR", 32}, {"KC", 256}, {"MC", 96},
+                                          {"NC", 1 << 20}, {"PACK_A", 1}};
+
+// 0.5 ns of packing an element, in FLOPs of one thread's 245 GFLOP/s.
+constexpr double kPackFlopsPerElement = 0.5e-3 * 245e3;
+
+TEST(CostX86Analytic, EvenSplitOfWholeTilesAtLargeM) {
+  // M = 2048 rows on 2 threads, N = 2304 = 72 tiles of 32: the split is 1 x 2, even. Each
+  // thread packs its 1152 columns of B once and all 2052 rows of A once (NC covers its
+  // columns), beside 171 x 36 tiles of FMAs: about 8% of its time, near what the 83-88% of
+  // peak measured at this shape leaves (docs/results/cpu).
+  const AnalyticTerms t = terms(x86("x86_avx512_f32", kBlis), 2048, 2304, 768);
+  const double fmas = 2.0 * 171 * 36 * 12 * 32 * 768;
+  const double packing = (1152.0 + 2052) * 768 * kPackFlopsPerElement;
+  EXPECT_NEAR(t.balance, fmas / (fmas + packing), 1e-9);
+  EXPECT_GT(t.balance, 0.9);
+  EXPECT_NEAR(t.f_pad, 2048.0 / 2052.0, 1e-12);  // 171 tiles of 12 rows cover 2052
+  EXPECT_EQ(t.sms, 2);
+}
+
+TEST(CostX86Analytic, PackingWeighsOnTheBlisFormAtSmallMAndNotOnTheDotForm) {
+  const AnalyticTerms blis = terms(x86("x86_avx512_f32", kBlis), 16, 2304, 768);
+  const AnalyticTerms dot = terms(
+      x86("x86_avx512_dot_f32", {{"MR", 4}, {"NR", 6}, {"KC", 768}, {"THREADS_M", 1}}), 16, 2304,
+      768);
+  // The dot form's balance is the split alone: 384 column tiles of 6 over two threads, 4 rows
+  // of tiles each: even.
+  EXPECT_DOUBLE_EQ(dot.balance, 1.0);
+  // The BLIS form splits N (tm 1 x tn 2): each thread has 2 x 36 tiles of 12 x 32, so
+  // 2 x 72 x 12 x 32 x 768 FLOPs of FMAs, and packs its 1152 columns of B and 24 rows of A,
+  // 768 deep.
+  const double fmas = 2.0 * 72 * 12 * 32 * 768;
+  const double packing = (1152.0 + 24) * 768 * kPackFlopsPerElement;
+  EXPECT_NEAR(blis.balance, fmas / (fmas + packing), 1e-9);
+  EXPECT_LT(blis.balance, 0.3);  // packing B costs more than M = 16 rows of FMAs
+  // At M = 2048 the same kernel hardly notices.
+  EXPECT_GT(terms(x86("x86_avx512_f32", kBlis), 2048, 2304, 768).balance, 2 * blis.balance);
+}
+
+TEST(CostX86Analytic, ReadingAInPlacePacksLess) {
+  std::map<std::string, int> direct = kBlis;
+  direct["PACK_A"] = 0;
+  std::map<std::string, int> small_nc = kBlis;
+  small_nc["NC"] = 256;  // A packed again for each of 5 column blocks of the thread's 1152
+  const double packed_a = terms(x86("x86_avx512_f32", kBlis), 256, 2304, 768).balance;
+  EXPECT_GT(terms(x86("x86_avx512_f32", direct), 256, 2304, 768).balance, packed_a);
+  EXPECT_LT(terms(x86("x86_avx512_f32", small_nc), 256, 2304, 768).balance, packed_a);
+}
+
+TEST(CostX86Analytic, UnevenSplitsCostTheirBusiestThread) {
+  // 33 rows (3 tiles of 12) x 32 columns (1 tile) on 2 threads: the split is 2 x 1, and one
+  // thread gets 2 of the 3 tiles: 3 / (2 x 2) = 0.75 of an even split. It also packs all 32
+  // columns of B (A is read in place), which its 24 rows of FMAs do not amortise.
+  std::map<std::string, int> p = kBlis;
+  p["PACK_A"] = 0;
+  const AnalyticTerms t = terms(x86("x86_avx512_f32", p), 33, 32, 64);
+  const double fmas = 2.0 * 2 * 12 * 32 * 64;
+  const double packing = 32.0 * 64 * kPackFlopsPerElement;
+  EXPECT_NEAR(t.balance, 0.75 * fmas / (fmas + packing), 1e-9);
+}
+
+}  // namespace
+}  // namespace dietcode
