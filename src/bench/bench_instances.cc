@@ -142,7 +142,7 @@ std::vector<BenchInstance> bench_instances(const BenchPack& pack, const BenchOp&
 std::vector<int64_t> argument_elements(const BenchOp& op,
                                        const std::map<std::string, int64_t>& dims) {
   std::vector<int64_t> out;
-  for (const TensorLayout& t : tensor_layouts(op.spec.kind, op.spec.epilogue)) {
+  for (const TensorLayout& t : tensor_layouts(op.spec)) {
     int64_t n = 1;
     for (const std::string& d : t.dims) n *= dims.at(d);
     out.push_back(n);

@@ -166,6 +166,10 @@ BenchOp parse_op(const JsonFields& fields, const ordered_json& value, const Json
     spec.transpose_a = fields.get_bool(*t, path.key("transpose_a"));
   if (const ordered_json* t = JsonFields::find(value, "transpose_b"))
     spec.transpose_b = fields.get_bool(*t, path.key("transpose_b"));
+  // Absent in packs built before dense had a weight layout: those all took W as [N,K].
+  if (const ordered_json* t = JsonFields::find(value, "weight_layout"))
+    spec.weight_layout =
+        parse_enum(fields, *t, path.key("weight_layout"), weight_layout_names(), "weight layout");
   parse_pair(fields, value, path, "stride", 1, spec.stride);
   parse_pair(fields, value, path, "pad", 0, spec.pad);
   parse_pair(fields, value, path, "dilation", 1, spec.dilation);
@@ -224,6 +228,8 @@ void take_from_workload(const JsonFields& fields, const JsonPath& path, const Wo
     differ("transpose_a", flag_text(op.spec.transpose_a), flag_text(w->transpose_a));
   if (w->transpose_b != op.spec.transpose_b)
     differ("transpose_b", flag_text(op.spec.transpose_b), flag_text(w->transpose_b));
+  if (w->weight_layout != op.spec.weight_layout)
+    differ("weight_layout", to_string(op.spec.weight_layout), to_string(w->weight_layout));
   if (op.spec.kind == OpKind::kConv2d) {
     if (pair_text(w->stride) != pair_text(op.spec.stride))
       differ("stride", pair_text(op.spec.stride), pair_text(w->stride));

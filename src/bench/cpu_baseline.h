@@ -20,7 +20,8 @@
 // and still each run on their `threads`. Call prepare() and run() from the same thread.
 //
 // Operands (host pointers, row-major, fp32), as the pack's arguments:
-//   dense         a = X [M][K], b = W [N][K], bias [N] or null, y [M][N]
+//   dense         a = X [M][K], b = W [N][K] ([K][N] with weight_layout KN), bias [N] or null,
+//                 y [M][N]
 //   batch_matmul  a = A [batch][M][K] ([batch][K][M] with transpose_a), b = B [batch][K][N]
 //                 ([batch][N][K] with transpose_b), no bias, y [batch][M][N]
 //   conv2d        a = X [N][H][W][C], b = Wt [K][R][S][C], bias [K] or null, y [N][P][Q][K]

@@ -11,8 +11,10 @@ ColumnMajorGemm column_major_gemm(const OpSpec& op, const GemmShape& s) {
   g.c_stride = s.M * s.N;
   switch (op.kind) {
     case OpKind::kDense:
-      // W[N,K] row-major is K x N column-major; op T makes it N x K.
-      g.transpose_first = true, g.first_rows = s.K, g.first_cols = s.N, g.first_ld = s.K;
+      if (op.weight_layout == WeightLayout::kNK)  // W[N,K] row-major: K x N column-major, op T
+        g.transpose_first = true, g.first_rows = s.K, g.first_cols = s.N, g.first_ld = s.K;
+      else  // W[K,N] row-major: N x K column-major, used as is
+        g.transpose_first = false, g.first_rows = s.N, g.first_cols = s.K, g.first_ld = s.N;
       // X[M,K] row-major is K x M column-major, used as is.
       g.transpose_second = false, g.second_rows = s.K, g.second_cols = s.M, g.second_ld = s.K;
       g.first_stride = s.N * s.K, g.second_stride = s.M * s.K;

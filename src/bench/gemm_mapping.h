@@ -5,7 +5,8 @@
 // Y = X W^T (row-major) the call computes Y^T = W X^T (column-major), which writes exactly the
 // bytes of row-major Y with no copy:
 //   dense         Y[M,N] = X[M,K] W[N,K]^T  ->  gemm(T, N, m=N, n=M, k=K, A=W lda=K, B=X ldb=K,
-//                                                    C=Y ldc=N)
+//                                                    C=Y ldc=N); W stored [K,N] (weight_layout
+//                                                    KN): gemm(N, N, ..., A=W lda=N, ...)
 //   batch_matmul  Y[b] = op(A[b]) op(B[b])  ->  gemm(op_b, op_a, m=N, n=M, k=K, A=B, B=A, C=Y
 //   ldc=N)
 //                 with B[b] stored [K,N] (op N, ld N) or, when transpose_b, [N,K] (op T, ld K),

@@ -57,7 +57,10 @@ class OnednnBaseline : public CpuBaseline {
                   ")";
     switch (op.kind) {
       case OpKind::kDense:
-        *what = label() + " matmul (weights as a transposed strided view), " + fused;
+        *what = label() +
+                (op.weight_layout == WeightLayout::kKN ? " matmul (weights [K,N] as they are), "
+                                                       : " matmul (weights as a transposed strided view), ") +
+                fused;
         return true;
       case OpKind::kBatchMatmul:
         *what = label() + " 3-D matmul (transposes as strides), " + fused;
@@ -223,7 +226,10 @@ class OnednnBaseline : public CpuBaseline {
     const bool bias = epilogue_has_bias(op.epilogue);
     if (op.kind == OpKind::kDense) {
       strided(&p.src, {M, K}, {K, 1});
-      strided(&p.weights, {K, N}, {1, K});  // W [N][K] seen as its transpose
+      if (op.weight_layout == WeightLayout::kKN)
+        strided(&p.weights, {K, N}, {N, 1});  // W [K][N] as it is
+      else
+        strided(&p.weights, {K, N}, {1, K});  // W [N][K] seen as its transpose
       strided(&p.dst, {M, N}, {N, 1});
       if (bias) strided(&p.bias, {1, N}, {N, 1});
     } else {

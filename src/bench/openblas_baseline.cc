@@ -37,7 +37,10 @@ class OpenblasBaseline : public CpuBaseline {
             : "then " + epilogue_words(op.epilogue) + " in a separate pass (nothing fused)";
     switch (op.kind) {
       case OpKind::kDense:
-        *what = api_.label() + " cblas_sgemm (NoTrans x Trans), " + epilogue;
+        *what = api_.label() +
+                (op.weight_layout == WeightLayout::kKN ? " cblas_sgemm (NoTrans x NoTrans), "
+                                                       : " cblas_sgemm (NoTrans x Trans), ") +
+                epilogue;
         return true;
       case OpKind::kBatchMatmul:
         *what =
@@ -87,8 +90,12 @@ class OpenblasBaseline : public CpuBaseline {
     const int M = int(shape_.M), N = int(shape_.N), K = int(shape_.K);
     switch (op_.kind) {
       case OpKind::kDense:
-        api_.cblas_sgemm(cblas::RowMajor, cblas::NoTrans, cblas::Trans, M, N, K, 1.0f, operands_.a,
-                         K, operands_.b, K, 0.0f, operands_.y, N);
+        if (op_.weight_layout == WeightLayout::kKN)
+          api_.cblas_sgemm(cblas::RowMajor, cblas::NoTrans, cblas::NoTrans, M, N, K, 1.0f,
+                           operands_.a, K, operands_.b, N, 0.0f, operands_.y, N);
+        else
+          api_.cblas_sgemm(cblas::RowMajor, cblas::NoTrans, cblas::Trans, M, N, K, 1.0f,
+                           operands_.a, K, operands_.b, K, 0.0f, operands_.y, N);
         break;
       case OpKind::kBatchMatmul: {
         auto gemms = [&](int64_t begin, int64_t end) {

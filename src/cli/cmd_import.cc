@@ -31,6 +31,7 @@ struct ImportOptions {
   std::vector<std::string> weights;
   std::string name;
   std::string output;
+  std::string weight_layout = "stored";
   bool json = false;
 };
 
@@ -57,6 +58,8 @@ int run_import(const ImportOptions& o, const GlobalOptions& global) {
       throw UserError("--weights " + w + ": the value is not JSON (the workload file's syntax)");
     }
   }
+  build.weight_passing =
+      o.weight_layout == "NK" ? WeightPassing::kTransposeToNK : WeightPassing::kAsStored;
   const std::string output = o.output.empty() ? build.name + ".json" : o.output;
 
   LoadedModel loaded = load_onnx_model(o.model);
@@ -114,6 +117,12 @@ void register_import(CLI::App& app, GlobalOptions& global, Action& action) {
                   "seq='[...]' or seq='{\"128\": 0.5, ...}'");
   cmd->add_option("--name", options->name, "The workload's name (default: the model's file name)");
   cmd->add_option("-o,--output", options->output, "The workload file (default: NAME.json)");
+  cmd->add_option("--weight-layout", options->weight_layout,
+                  "How dense weights reach the pack: stored (default): as the model stores them, "
+                  "weight_layout KN for a [K,N] MatMul weight (the CPU templates read it in "
+                  "place); NK: always [N,K], a [K,N] weight transposed once at load (the only "
+                  "layout the GPU templates read)")
+      ->check(CLI::IsMember({"stored", "NK"}));
   cmd->add_flag("--json", options->json, "Print the summary as JSON");
   cmd->footer(
       "Examples:\n"

@@ -22,7 +22,7 @@ namespace {
 const char* op_kind(const OpSpec& op) {
   switch (op.kind) {
     case OpKind::kDense:
-      return "kDense";
+      return op.weight_layout == WeightLayout::kKN ? "kDenseKN" : "kDense";
     case OpKind::kConv2d:
       return "kConv2d";
     case OpKind::kBatchMatmul:

@@ -2,12 +2,12 @@
 // conv2d, with symbolic dimensions and their epilogues folded in.
 //
 //   MatMul(X, W), W constant [K,N]     dense: M = every leading dimension of X multiplied,
-//                                      W passed transposed ([N,K]) unless the graph transposes
-//                                      an [N,K] initializer itself (then it is passed as stored)
+//                                      weight_layout KN, or NK when the graph transposes an
+//                                      [N,K] initializer itself
 //   MatMul(A, B), both computed         batch_matmul over the (equal) leading dimensions; a
 //                                      Transpose that only swaps B's (or A's) last two axes
 //                                      becomes transpose_b (transpose_a)
-//   Gemm(X, W, c), W constant          dense; transB=1 is dense's own [N,K] layout; a vector c
+//   Gemm(X, W, c), W constant          dense; transB=1 stores W [N,K] (NK), transB=0 [K,N]; a vector c
 //                                      with beta = 1 is the bias
 //   Conv(X, W, b), 2-D, group 1        conv2d; ONNX is NCHW with OIHW weights, dietcode NHWC
 //                                      with KRSC weights: the op's note says so
@@ -170,11 +170,9 @@ class Matcher {
       const SymDim K = a->back(), N = (*b)[1];
       const SymDim M = product(std::vector<SymDim>(a->begin(), a->end() - 1));
       op.dims = {{"M", M}, {"N", N}, {"K", K}};
-      op.note = w->transposed_by_graph
-                    ? "W is initializer '" + w->name + "' as stored ([N,K])"
-                    : "W is the transpose of initializer '" + w->name + "' " + shape_text(*b) +
-                          " ([K,N] in the model; pass it as [N,K], transposed once at load)";
-      if (a->size() > 2) op.note += "; X is the input viewed as [M,K]";
+      op.weight_layout = w->transposed_by_graph ? WeightLayout::kNK : WeightLayout::kKN;
+      op.weight_initializer = w->name;
+      if (a->size() > 2) op.note = "X is the input viewed as [M,K]";
       op.flops = SymDim(2) * M * N * K;
       return op;
     }
@@ -257,9 +255,8 @@ class Matcher {
     const SymDim M = (*a)[0], K = (*a)[1], N = tb ? (*b)[0] : (*b)[1];
     op.dims = {{"M", M}, {"N", N}, {"K", K}};
     const bool stored_nk = tb != w->transposed_by_graph;
-    op.note = stored_nk ? "W is initializer '" + w->name + "' as stored ([N,K])"
-                        : "W is the transpose of initializer '" + w->name +
-                              "' ([K,N] in the model; pass it as [N,K], transposed once at load)";
+    op.weight_layout = stored_nk ? WeightLayout::kNK : WeightLayout::kKN;
+    op.weight_initializer = w->name;
     if (n.input_size() > 2 && !n.input(2).empty()) {
       auto c = g_.full_shape(n.input(2));
       const bool vector = c && !c->empty() && c->back() == N &&

@@ -24,9 +24,13 @@ struct ImportedOp {
   // R, S (the output extents P, Q follow from them).
   std::map<std::string, SymDim> dims;
   bool transpose_a = false, transpose_b = false;  // batch_matmul
+  // dense: how the model stores W, and the initializer that holds it (workload_builder.h
+  // decides whether the workload takes it as stored or transposed once at load).
+  WeightLayout weight_layout = WeightLayout::kNK;
+  std::string weight_initializer;
   int stride[2] = {1, 1}, pad[2] = {0, 0}, dilation[2] = {1, 1};  // conv2d
-  // How the model's tensors map onto the op's arguments where they differ in layout (a
-  // weight stored [K,N], NCHW activations); empty when they are passed as they are.
+  // How the model's tensors map onto the op's arguments where they differ in layout (NCHW
+  // activations, a batch viewed as rows); dense's weight note is added by the builder.
   std::string note;
   std::vector<std::string> folded;  // op types folded into the epilogue, in order
   SymDim flops;                     // 2 x multiply-adds

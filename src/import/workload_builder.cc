@@ -67,6 +67,24 @@ ordered_json dim_json(const SymDim& d, const std::map<std::string, std::string>&
   return d.renamed(renames).to_string();
 }
 
+// Settles how a dense op takes its weight (options.weight_passing) and says so first in its
+// note, naming the initializer, so the user knows what to pass.
+void settle_weight_layout(ImportedOp& op, WeightPassing passing) {
+  if (op.kind != OpKind::kDense || op.weight_initializer.empty()) return;
+  const std::string initializer = "initializer '" + op.weight_initializer + "'";
+  std::string text;
+  if (op.weight_layout == WeightLayout::kNK) {
+    text = "W is " + initializer + " as stored ([N,K])";
+  } else if (passing == WeightPassing::kAsStored) {
+    text = "W is " + initializer + " as stored ([K,N], weight_layout KN)";
+  } else {
+    op.weight_layout = WeightLayout::kNK;
+    text = "W is the transpose of " + initializer +
+           " ([K,N] in the model; pass it as [N,K], transposed once at load)";
+  }
+  op.note = op.note.empty() ? text : text + "; " + op.note;
+}
+
 ordered_json pair_json(const int v[2]) {
   if (v[0] == v[1]) return v[0];
   return ordered_json::array({v[0], v[1]});
@@ -79,6 +97,8 @@ ordered_json op_body(const ImportedOp& op, const std::map<std::string, std::stri
   o["dtype"] = to_string(op.dtype);
   if (op.kind == OpKind::kConv2d) o["layout"] = "NHWC";
   for (const std::string& d : dim_names(op.kind)) o[d] = dim_json(op.dims.at(d), renames);
+  if (op.kind == OpKind::kDense && op.weight_layout != WeightLayout::kNK)
+    o["weight_layout"] = to_string(op.weight_layout);
   if (op.kind == OpKind::kBatchMatmul) {
     if (op.transpose_a) o["transpose_a"] = true;
     if (op.transpose_b) o["transpose_b"] = true;
@@ -175,6 +195,7 @@ ImportReport build_workload(const MatchResult& found, const BuildOptions& option
     for (const auto& [dim, value] : op.dims)
       for (const std::string& s : value.symbols()) used_symbols.insert(s);
     ops.push_back(op);
+    settle_weight_layout(ops.back(), options.weight_passing);
   }
   if (ops.empty()) {
     std::string why = found.gemms_not_covered.empty()

@@ -22,10 +22,17 @@ struct DynamicRange {
 // Parses the text after "--dynamic "; throws UserError naming the flag.
 DynamicRange parse_dynamic(const std::string& text);
 
+// How dense weights reach the pack (--weight-layout).
+enum class WeightPassing {
+  kAsStored,        // as the model stores them: weight_layout KN where that is [K,N]
+  kTransposeToNK,   // always [N,K]: a [K,N] weight is transposed once by the user at load
+};
+
 struct BuildOptions {
   std::string name;                              // the workload's name
   std::vector<DynamicRange> dynamic;             // ranges of the symbolic dimensions
   std::map<std::string, nlohmann::json> weights;  // --weights NAME=JSON (workload syntax)
+  WeightPassing weight_passing = WeightPassing::kAsStored;
 };
 
 struct MergedOp {

@@ -255,7 +255,8 @@ std::vector<MeasureResult> GpuMeasurer::measure(const std::vector<MeasureInput>&
     Pending p{i, {}};
     p.candidate.kernel = {input.mk.key() + "|" + input.op->name, *image, input.kernel.plan};
     p.candidate.op = {input.op->name,     input.op->kind,        input.op->dtype,
-                      input.op->epilogue, input.op->transpose_a, input.op->transpose_b};
+                      input.op->epilogue, input.op->transpose_a, input.op->transpose_b,
+                      input.op->weight_layout};
     for (const Instance& inst : input.instances) {
       p.candidate.shapes.push_back(inst.gemm);
       if (input.op->kind == OpKind::kConv2d)

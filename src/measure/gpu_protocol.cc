@@ -58,7 +58,8 @@ json to_json(const WorkerCandidate& c) {
               {"dtype", int(c.op.dtype)},
               {"epilogue", int(c.op.epilogue)},
               {"transpose_a", c.op.transpose_a},
-              {"transpose_b", c.op.transpose_b}}},
+              {"transpose_b", c.op.transpose_b},
+              {"weight_layout", int(c.op.weight_layout)}}},
             {"shapes", shapes},
             {"check_shapes", c.check_shapes}};
   if (!c.conv.empty()) {
@@ -83,6 +84,7 @@ WorkerCandidate candidate_from_json(const json& j) {
     c.op.epilogue = Epilogue(op.at("epilogue").get<int>());
     c.op.transpose_a = op.at("transpose_a").get<bool>();
     c.op.transpose_b = op.at("transpose_b").get<bool>();
+    c.op.weight_layout = WeightLayout(op.value("weight_layout", 0));
     for (const json& s : j.at("shapes"))
       c.shapes.push_back({s.at(0).get<int64_t>(), s.at(1).get<int64_t>(), s.at(2).get<int64_t>(),
                           s.at(3).get<int64_t>()});

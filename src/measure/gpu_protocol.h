@@ -48,6 +48,7 @@ struct WorkerOp {
   DType dtype = DType::kFloat32;
   Epilogue epilogue = Epilogue::kNone;
   bool transpose_a = false, transpose_b = false;
+  WeightLayout weight_layout = WeightLayout::kNK;  // dense
 };
 
 struct WorkerCandidate {

@@ -102,6 +102,7 @@ static json op_json(const Workload& workload, const PackOp& p) {
             {"vars", op.vars},
             {"args", op.arg_names()},
             {"dims", dims}};
+  if (op.kind == OpKind::kDense) j["weight_layout"] = to_string(op.weight_layout);
   if (op.kind == OpKind::kBatchMatmul) {
     j["transpose_a"] = op.transpose_a;
     j["transpose_b"] = op.transpose_b;

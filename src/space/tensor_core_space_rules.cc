@@ -17,7 +17,7 @@ Constraint split_k_slice_constraint() {
 
 bool supports_16bit_k_contiguous(const OpSpec& op) {
   if (op.dtype != DType::kFloat16 && op.dtype != DType::kBFloat16) return false;
-  if (op.kind == OpKind::kDense) return true;
+  if (op.kind == OpKind::kDense) return op.b_k_contiguous();
   return op.kind == OpKind::kBatchMatmul && !op.transpose_a && op.transpose_b;
 }
 

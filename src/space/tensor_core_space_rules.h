@@ -19,7 +19,7 @@ Tunable split_k_tunable();
 Constraint split_k_slice_constraint();
 
 // float16 and bfloat16 GEMMs whose operands are both K-contiguous, the layout both templates
-// read: dense layers (X[M,K], W[N,K]) and batch_matmul with A stored [M,K] and B stored [N,K]
+// read: dense layers (X[M,K], W[N,K]: weight_layout NK) and batch_matmul with A stored [M,K] and B stored [N,K]
 // (transpose_a false, transpose_b true: attention scores Q.K^T), with their batch strides.
 // dense_tc adds B stored [K,N] (dense_tc_space.cc).
 bool supports_16bit_k_contiguous(const OpSpec& op);

@@ -31,8 +31,9 @@ TemplateSpace make_x86_dot_space(const char* tmpl, int vector_floats, int regist
   };
   s.supports = [](const OpSpec& op) {
     if (op.dtype != DType::kFloat32) return false;
-    return op.kind == OpKind::kDense ||
-           (op.kind == OpKind::kBatchMatmul && op.transpose_b && !op.transpose_a);
+    // B must be K-contiguous ([N][K]) to be read in place along K.
+    return op.b_k_contiguous() && (op.kind == OpKind::kDense ||
+                                   (op.kind == OpKind::kBatchMatmul && !op.transpose_a));
   };
   return s;
 }

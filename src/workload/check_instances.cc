@@ -89,7 +89,7 @@ void check_op_instances(const JsonFields& fields, const JsonPath& path, const Op
       if (extent_names[i] == name) return i;
     throw std::logic_error("check_op_instances: unknown extent " + name);
   };
-  auto tensors = tensor_layouts(op.kind, op.epilogue);
+  auto tensors = tensor_layouts(op);
   std::vector<std::vector<size_t>> tensor_extents;
   for (const auto& tensor : tensors) {
     tensor_extents.emplace_back();

@@ -43,6 +43,8 @@ std::string describe_dims(const OpSpec& op) {
     expr.erase(std::remove(expr.begin(), expr.end(), ' '), expr.end());
     out += (out.empty() ? "" : " ") + name + "=" + expr;
   }
+  if (op.kind == OpKind::kDense && op.weight_layout != WeightLayout::kNK)
+    out += std::string(" weight_layout=") + to_string(op.weight_layout);
   if (op.kind == OpKind::kBatchMatmul) {
     if (op.transpose_a) out += " transpose_a";
     if (op.transpose_b) out += " transpose_b";

@@ -13,7 +13,7 @@ std::string describe_values(const ShapeVar& var);
 // "uniform" or "weighted".
 std::string describe_weights(const ShapeVar& var);
 // The dimensions in the kind's order and its options, as written in canonical form:
-// "M=16*T N=2304 K=768", "B=192 M=T N=T K=64 transpose_b",
+// "M=16*T N=2304 K=768", "M=T N=768 K=768 weight_layout=KN", "B=192 M=T N=T K=64 transpose_b",
 // "N=N H=56 W=56 C=64 K=64 R=3 S=3 stride=2 pad=1".
 std::string describe_dims(const OpSpec& op);
 

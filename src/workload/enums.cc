@@ -33,6 +33,12 @@ const std::vector<std::pair<Epilogue, const char*>>& epilogue_names() {
   return names;
 }
 
+const std::vector<std::pair<WeightLayout, const char*>>& weight_layout_names() {
+  static const std::vector<std::pair<WeightLayout, const char*>> names = {
+      {WeightLayout::kNK, "NK"}, {WeightLayout::kKN, "KN"}};
+  return names;
+}
+
 namespace {
 template <typename Enum>
 const char* lookup(const std::vector<std::pair<Enum, const char*>>& names, Enum value) {
@@ -43,6 +49,7 @@ const char* lookup(const std::vector<std::pair<Enum, const char*>>& names, Enum 
 }  // namespace
 
 const char* to_string(OpKind kind) { return lookup(op_kind_names(), kind); }
+const char* to_string(WeightLayout layout) { return lookup(weight_layout_names(), layout); }
 const char* to_string(DType dtype) { return lookup(dtype_names(), dtype); }
 const char* to_string(Epilogue epilogue) { return lookup(epilogue_names(), epilogue); }
 

@@ -12,5 +12,6 @@ namespace dietcode {
 const std::vector<std::pair<OpKind, const char*>>& op_kind_names();
 const std::vector<std::pair<DType, const char*>>& dtype_names();
 const std::vector<std::pair<Epilogue, const char*>>& epilogue_names();
+const std::vector<std::pair<WeightLayout, const char*>>& weight_layout_names();
 
 }  // namespace dietcode

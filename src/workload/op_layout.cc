@@ -21,12 +21,14 @@ const std::vector<std::string>& dim_names(OpKind kind) {
   throw std::logic_error("dim_names: unknown op kind");
 }
 
-std::vector<TensorLayout> tensor_layouts(OpKind kind, Epilogue epilogue) {
+std::vector<TensorLayout> tensor_layouts(const OpSpec& op) {
   std::vector<TensorLayout> tensors;
-  bool bias = epilogue_has_bias(epilogue);
-  switch (kind) {
+  bool bias = epilogue_has_bias(op.epilogue);
+  switch (op.kind) {
     case OpKind::kDense:
-      tensors = {{"X", {"M", "K"}}, {"W", {"N", "K"}}};
+      tensors = {{"X", {"M", "K"}},
+                 {"W", op.weight_layout == WeightLayout::kKN ? std::vector<std::string>{"K", "N"}
+                                                             : std::vector<std::string>{"N", "K"}}};
       if (bias) tensors.push_back({"bias", {"N"}});
       tensors.push_back({"Y", {"M", "N"}});
       break;
@@ -57,8 +59,20 @@ bool conv_output_extent(int64_t in, int64_t pad, int64_t dilation, int64_t filte
 
 std::vector<std::string> OpSpec::arg_names() const {
   std::vector<std::string> names;
-  for (const auto& tensor : tensor_layouts(kind, epilogue)) names.push_back(tensor.name);
+  for (const auto& tensor : tensor_layouts(*this)) names.push_back(tensor.name);
   return names;
+}
+
+bool OpSpec::b_k_contiguous() const {
+  switch (kind) {
+    case OpKind::kDense:
+      return weight_layout == WeightLayout::kNK;
+    case OpKind::kBatchMatmul:
+      return transpose_b;
+    case OpKind::kConv2d:
+      return true;
+  }
+  return true;
 }
 
 }  // namespace dietcode

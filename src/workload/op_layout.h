@@ -23,8 +23,9 @@ struct TensorLayout {
 };
 
 // Arguments in ABI order (SPEC §3): dense X, W, [bias], Y; batch_matmul A, B, Y;
-// conv2d X, Wt, [bias], Y. The bias is present when the epilogue adds one.
-std::vector<TensorLayout> tensor_layouts(OpKind kind, Epilogue epilogue);
+// conv2d X, Wt, [bias], Y. The bias is present when the epilogue adds one; dense's W is [N,K]
+// or, with weight_layout KN, [K,N].
+std::vector<TensorLayout> tensor_layouts(const OpSpec& op);
 
 // Output extent of a convolution along one axis:
 //   (in + 2*pad - dilation*(filter-1) - 1) / stride + 1.

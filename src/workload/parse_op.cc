@@ -17,6 +17,7 @@ const std::vector<std::string> kCommonKeys = {"name", "op", "dtype", "epilogue",
 
 std::vector<std::string> kind_keys(OpKind kind) {
   std::vector<std::string> keys = dim_names(kind);
+  if (kind == OpKind::kDense) keys.push_back("weight_layout");
   if (kind == OpKind::kBatchMatmul) keys.insert(keys.end(), {"transpose_a", "transpose_b"});
   if (kind == OpKind::kConv2d) keys.insert(keys.end(), {"layout", "stride", "pad", "dilation"});
   return keys;
@@ -126,6 +127,10 @@ OpSpec parse_op(const JsonFields& fields, const ordered_json& value, const JsonP
   for (const auto& dim : dim_names(op.kind))
     op.dims[dim] = parse_dim(fields, fields.require(value, path, dim), path.key(dim), vars);
 
+  if (op.kind == OpKind::kDense)
+    if (const ordered_json* v = JsonFields::find(value, "weight_layout"))
+      op.weight_layout =
+          parse_enum(fields, *v, path.key("weight_layout"), weight_layout_names(), "weight layout");
   if (op.kind == OpKind::kBatchMatmul) {
     if (const ordered_json* v = JsonFields::find(value, "transpose_a"))
       op.transpose_a = fields.get_bool(*v, path.key("transpose_a"));

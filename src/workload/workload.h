@@ -20,10 +20,14 @@ namespace dietcode {
 enum class OpKind { kDense, kBatchMatmul, kConv2d };
 enum class DType { kFloat32, kFloat16, kBFloat16 };
 enum class Epilogue { kNone, kBias, kRelu, kBiasRelu, kGelu, kBiasGelu };
+// How a dense op's weight W is stored: [N,K] (the default: torch.nn.Linear's weight, ONNX Gemm
+// with transB=1) or [K,N] (ONNX MatMul's weight initializer, Gemm with transB=0).
+enum class WeightLayout { kNK, kKN };
 
 const char* to_string(OpKind kind);        // "dense", "batch_matmul", "conv2d"
 const char* to_string(DType dtype);        // "float32", "float16", "bfloat16"
 const char* to_string(Epilogue epilogue);  // "none", "bias", ...
+const char* to_string(WeightLayout layout);  // "NK", "KN"
 int dtype_bytes(DType dtype);
 bool epilogue_has_bias(Epilogue epilogue);
 
@@ -48,6 +52,7 @@ struct OpSpec {
   std::map<std::string, Expr> dims;
   bool transpose_a = false;  // batch_matmul only
   bool transpose_b = false;
+  WeightLayout weight_layout = WeightLayout::kNK;  // dense only
   int stride[2] = {1, 1};  // conv2d only: (h, w)
   int pad[2] = {0, 0};
   int dilation[2] = {1, 1};
@@ -57,6 +62,10 @@ struct OpSpec {
 
   // Kernel arguments in ABI order, e.g. {"X", "W", "bias", "Y"}.
   std::vector<std::string> arg_names() const;
+
+  // Whether the GEMM's B operand is stored K-contiguous, [N,K] per batch element: dense W in
+  // its default layout, batch_matmul B with transpose_b, conv2d's KRSC weights.
+  bool b_k_contiguous() const;
 };
 
 // The GEMM an operator instance computes: batch independent problems of M x N x K.

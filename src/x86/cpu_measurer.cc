@@ -291,7 +291,8 @@ std::vector<MeasureResult> CpuMeasurer::measure(const std::vector<MeasureInput>&
                                       std::hash<std::string>{}(binary->cubin)),
                           binary->cubin, input.kernel.plan};
     p.candidate.op = {input.op->name,     input.op->kind,        input.op->dtype,
-                      input.op->epilogue, input.op->transpose_a, input.op->transpose_b};
+                      input.op->epilogue, input.op->transpose_a, input.op->transpose_b,
+                      input.op->weight_layout};
     for (const Instance& inst : input.instances) {
       p.candidate.shapes.push_back(inst.gemm);
       if (input.op->kind == OpKind::kConv2d)

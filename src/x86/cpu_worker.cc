@@ -285,7 +285,9 @@ class CpuWorker {
     Reference ref;
     switch (c.op.kind) {
       case OpKind::kDense:  // W is shared by the batch: one GEMM of batch * M rows
-        ref.acc = dense_accumulate(x, w, s.batch * s.M, s.N, s.K);
+        ref.acc = c.op.weight_layout == WeightLayout::kKN
+                      ? batch_matmul_accumulate(x, w, 1, s.batch * s.M, s.N, s.K, false, false)
+                      : dense_accumulate(x, w, s.batch * s.M, s.N, s.K);
         break;
       case OpKind::kBatchMatmul:
         ref.acc = batch_matmul_accumulate(x, w, s.batch, s.M, s.N, s.K, c.op.transpose_a,

@@ -25,6 +25,7 @@
 //
 // run<OP, EPI, P, STATIC_N = 0, STATIC_K = 0>(const DietcodeArgs*, const DietcodeCpuRuntime*)
 //   OP   OpKind::kDense            Y[M,N] = X[M,K] . W[N,K]^T; a = X, b = W; batch ignored (1).
+//        OpKind::kDenseKN          the same with W stored [K][N] (weight_layout KN: ONNX MatMul).
 //        OpKind::kBatchMatmulNN    C[b] = A[b] . B[b], A stored [M][K], B stored [K][N]
 //        OpKind::kBatchMatmulTN    A stored [K][M] (transpose_a)
 //        OpKind::kBatchMatmulNT    B stored [N][K] (transpose_b)
@@ -82,6 +83,7 @@ enum class OpKind : int {
   kBatchMatmulNT = 3,
   kBatchMatmulTT = 4,
   kConv2d = 5,
+  kDenseKN = 6,
 };
 
 namespace detail {
@@ -161,11 +163,12 @@ int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
     const float* B = static_cast<const float*>(args->b);
     constexpr bool ta = OP == OpKind::kBatchMatmulTN || OP == OpKind::kBatchMatmulTT;
     constexpr bool tb = OP == OpKind::kDense || OP == OpKind::kBatchMatmulNT || OP == OpKind::kBatchMatmulTT;
-    const long batch = OP == OpKind::kDense ? 1 : args->batch;
+    constexpr bool dense = OP == OpKind::kDense || OP == OpKind::kDenseKN;
+    const long batch = dense ? 1 : args->batch;
     if (batch < 0) return 3;
-    const long sa = OP == OpKind::kDense ? 0 : args->stride_a;
-    const long sb = OP == OpKind::kDense ? 0 : args->stride_b;
-    const long sc = OP == OpKind::kDense ? 0 : args->stride_c;
+    const long sa = dense ? 0 : args->stride_a;
+    const long sb = dense ? 0 : args->stride_b;
+    const long sc = dense ? 0 : args->stride_c;
     using AOp = std::conditional_t<ta, AMatrixKM, AMatrixMK>;
     using BOp = std::conditional_t<tb, BMatrixNK, BMatrixKN>;
     const AOp a{A, ta ? M : K};

@@ -39,7 +39,8 @@ class TempDir {
   fs::path path_;
 };
 
-ImportReport import_model(const OnnxBuilder& b, const std::vector<std::string>& dynamic) {
+ImportReport import_model(const OnnxBuilder& b, const std::vector<std::string>& dynamic,
+                          WeightPassing weights = WeightPassing::kAsStored) {
   TempDir dir;
   const std::string path = (dir / "model.onnx").string();
   b.save(path);
@@ -48,6 +49,7 @@ ImportReport import_model(const OnnxBuilder& b, const std::vector<std::string>& 
   propagate_shapes(graph);
   BuildOptions options;
   options.name = "imported";
+  options.weight_passing = weights;
   for (const std::string& d : dynamic) options.dynamic.push_back(parse_dynamic(d));
   return build_workload(match_operators(graph), options, path);
 }
@@ -87,8 +89,11 @@ TEST(OnnxImport, BertEncoderWithErfGeluBecomesFiveOpsWithSymbolicRows) {
   EXPECT_EQ(dim(json_of(r, qkvo), "M"), "batch_size*sequence_length");
   EXPECT_EQ(json_of(r, qkvo)["epilogue"], "bias");
   EXPECT_EQ(json_of(r, qkvo)["weight"], 8);
-  EXPECT_NE(json_of(r, qkvo)["note"].get<std::string>().find("transpose of initializer"),
-            std::string::npos);
+  // MatMul's weight initializer is [K,N]: taken as stored.
+  EXPECT_EQ(json_of(r, qkvo)["weight_layout"], "KN");
+  EXPECT_NE(json_of(r, qkvo)["note"].get<std::string>().find("as stored ([K,N], weight_layout KN)"),
+            std::string::npos)
+      << json_of(r, qkvo)["note"];
 
   const MergedOp* fc1 = find_op(r, "dense", "256", "64");
   ASSERT_TRUE(fc1);
@@ -121,6 +126,22 @@ TEST(OnnxImport, BertEncoderWithErfGeluBecomesFiveOpsWithSymbolicRows) {
   EXPECT_EQ(r.other_op_types.at("Softmax"), 2);
 }
 
+TEST(OnnxImport, WeightLayoutNKAsksForTheTransposeOfKNWeights) {
+  onnx_test::BertConfig c;
+  c.layers = 1;
+  ImportReport r = import_model(onnx_test::tiny_bert(c), {"batch_size=1:8", "sequence_length=1:128"},
+                                WeightPassing::kTransposeToNK);
+  const MergedOp* qkvo = find_op(r, "dense", "64", "64");
+  ASSERT_TRUE(qkvo);
+  EXPECT_FALSE(json_of(r, qkvo).contains("weight_layout"));  // NK, the default
+  const std::string note = json_of(r, qkvo)["note"].get<std::string>();
+  EXPECT_EQ(note.find("W is the transpose of initializer '"), 0u) << note;
+  EXPECT_NE(note.find("pass it as [N,K], transposed once at load"), std::string::npos) << note;
+  Workload w = parse_workload(r.workload.dump(2), "imported.json");
+  for (const OpSpec& op : w.ops)
+    if (op.kind == OpKind::kDense) EXPECT_TRUE(op.b_k_contiguous()) << op.name;
+}
+
 TEST(OnnxImport, TanhGeluFoldsLikeTheErfForm) {
   onnx_test::BertConfig c;
   c.gelu = onnx_test::GeluForm::kTanh;
@@ -142,8 +163,9 @@ TEST(OnnxImport, Gpt2MlpReshapedToRowsGetsBatchTimesSeqFromTheMinusOne) {
   EXPECT_EQ(dim(fc, "M"), "batch*seq");
   EXPECT_EQ(dim(fc, "N"), "256");
   EXPECT_EQ(fc["epilogue"], "bias_gelu");
-  // Gemm with transB = 0 stores the weight [K,N]: the note says to pass its transpose.
-  EXPECT_NE(fc["note"].get<std::string>().find("transpose"), std::string::npos);
+  // Gemm with transB = 0 stores the weight [K,N], and the workload takes it so.
+  EXPECT_EQ(fc["weight_layout"], "KN");
+  EXPECT_NE(fc["note"].get<std::string>().find("as stored ([K,N]"), std::string::npos);
   EXPECT_EQ(op_json(r, 1)["epilogue"], "bias");
 }
 
@@ -167,7 +189,8 @@ TEST(OnnxImport, ConvBlockIsNhwcConv2dWithItsGeometryAndSaysSo) {
   EXPECT_EQ(fc["op"], "dense");
   EXPECT_EQ(dim(fc, "M"), "N");
   EXPECT_EQ(fc["epilogue"], "bias");
-  EXPECT_NE(fc["note"].get<std::string>().find("as stored"), std::string::npos);
+  EXPECT_NE(fc["note"].get<std::string>().find("as stored ([N,K])"), std::string::npos);
+  EXPECT_FALSE(fc.contains("weight_layout"));
   EXPECT_EQ(r.workload["shape_vars"]["N"]["values"], nlohmann::json::array({1, 2, 4, 8}));
   parse_workload(r.workload.dump(), "conv.json");
 }
@@ -264,6 +287,16 @@ TEST(OnnxImportCli, ImportsValidatesAndSummarises) {
   EXPECT_DOUBLE_EQ(summary["coverage"].get<double>(), 1.0);
   EXPECT_EQ(summary["ops"].size(), 5u);
   EXPECT_EQ(summary["output"], "b2.json");
+  // The model's MatMul weights are [K,N]: taken as stored by default, transposed with NK.
+  std::stringstream stored, nk;
+  stored << std::ifstream(dir / "b2.json").rdbuf();
+  EXPECT_NE(stored.str().find("\"weight_layout\": \"KN\""), std::string::npos);
+  CliRun t = run_cli(dir, "import bert.onnx --dynamic batch_size=1:2 --dynamic sequence_length=1:8 "
+                          "--weight-layout NK -o nk.json -q");
+  ASSERT_EQ(t.code, 0) << t.err;
+  nk << std::ifstream(dir / "nk.json").rdbuf();
+  EXPECT_EQ(nk.str().find("weight_layout"), std::string::npos);
+  EXPECT_NE(nk.str().find("transposed once at load"), std::string::npos);
 }
 
 TEST(OnnxImportCli, TheShippedExampleModelImportsAsTheGeneratorMakesIt) {

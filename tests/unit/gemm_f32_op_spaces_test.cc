@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "space/op_computation.h"
 #include "space/space_report.h"
 #include "space/template_space.h"
 #include "space/templates.h"
@@ -80,6 +81,28 @@ TEST(GemmF32OpSpaces, EachOpKindFindsItsTemplate) {
   // Same tunables and geometry as dense: one core.
   EXPECT_EQ(batch_matmul_f32_space().tunables.size(), dense_f32_space().tunables.size());
   EXPECT_EQ(conv2d_f32_space().defaults().params, dense_f32_space().defaults().params);
+}
+
+// dense with W stored [K,N] is the CPU templates' (the BLIS form; the dot form reads W along K);
+// no GPU template reads it, and tune's note says which layout is missing.
+TEST(GemmF32OpSpaces, DenseWithWeightsStoredKNIsTheCpusAlone) {
+  OpSpec d;
+  d.name = "up";
+  d.kind = OpKind::kDense;
+  d.dims = {{"M", Expr::parse("T")}, {"N", Expr::constant(96)}, {"K", Expr::constant(64)}};
+  d.vars = {"T"};
+  ASSERT_EQ(template_spaces_for(d, Target::kCuda).size(), 1u);
+  EXPECT_EQ(template_spaces_for(d, Target::kCpu).size(), 4u);
+  d.weight_layout = WeightLayout::kKN;
+  EXPECT_TRUE(template_spaces_for(d, Target::kCuda).empty());
+  std::vector<std::string> cpu;
+  for (const TemplateSpace* s : template_spaces_for(d, Target::kCpu)) cpu.push_back(s->tmpl);
+  EXPECT_EQ(cpu, (std::vector<std::string>{"x86_avx2_f32", "x86_avx512_f32"}));
+  EXPECT_EQ(op_computation_text(d), "float32 dense with W stored [K,N]");
+  for (DType t : {DType::kFloat16, DType::kBFloat16}) {
+    d.dtype = t;
+    EXPECT_TRUE(template_spaces_for(d, Target::kCuda).empty()) << to_string(t);
+  }
 }
 
 TEST(GemmF32OpSpaces, VecFollowsThePitchesEachTransposeWalks) {

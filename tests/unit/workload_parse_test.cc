@@ -166,6 +166,11 @@ std::vector<BadWorkload> bad_workloads() {
        "w.json: ops[0].op: expected a string, got an array"},
       {"OpKeyOfOtherKind", with_ops(dense(R"(, "transpose_a": true)")),
        "w.json: ops[0]: key \"transpose_a\" does not apply to a dense op"},
+      {"DenseUnknownWeightLayout", with_ops(dense(R"(, "weight_layout": "kn")")),
+       "w.json: ops[0].weight_layout: unknown weight layout \"kn\" (did you mean \"KN\"?); "
+       "expected NK or KN"},
+      {"WeightLayoutOnBatchMatmul", with_ops(bmm(R"(, "weight_layout": "KN")")),
+       "w.json: ops[0]: key \"weight_layout\" does not apply to a batch_matmul op"},
       {"OpUnknownDtype", with_ops(dense(R"(, "dtype": "fp16")")),
        "w.json: ops[0].dtype: unknown dtype \"fp16\"; expected float32, float16 or bfloat16"},
       {"OpUnknownEpilogue", with_ops(dense(R"(, "epilogue": "bias_gelu2")")),

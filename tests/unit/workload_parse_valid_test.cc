@@ -1,11 +1,13 @@
 // Workloads the parser accepts, and what it makes of them: defaults, conv pairs, file order
-// of variables, names that look like dimensions, a UTF-8 byte-order mark.
+// of variables, names that look like dimensions, a UTF-8 byte-order mark, dense weight layouts.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "common/error.h"
+#include "workload/describe.h"
+#include "workload/op_layout.h"
 #include "workload/workload.h"
 
 namespace dietcode {
@@ -51,12 +53,32 @@ TEST(WorkloadParse, Defaults) {
   EXPECT_EQ(a.epilogue, Epilogue::kNone);
   EXPECT_EQ(a.weight, 1.0);
   EXPECT_TRUE(a.vars.empty());
+  EXPECT_EQ(a.weight_layout, WeightLayout::kNK);
+  EXPECT_TRUE(a.b_k_contiguous());
   const OpSpec& c = w.ops[1];
   EXPECT_EQ(c.stride[0], 1);
   EXPECT_EQ(c.stride[1], 1);
   EXPECT_EQ(c.pad[0], 0);
   EXPECT_EQ(c.dilation[1], 1);
   EXPECT_EQ(c.arg_names(), (std::vector<std::string>{"X", "Wt", "Y"}));
+}
+
+TEST(WorkloadParse, DenseWeightLayoutKN) {
+  Workload w = parse_workload(
+      R"({"name": "s", "ops": [{"name": "a", "op": "dense", "M": 2, "N": 3, "K": 4,
+          "weight_layout": "KN", "epilogue": "bias"},
+          {"name": "b", "op": "dense", "M": 2, "N": 3, "K": 4, "weight_layout": "NK"}]})",
+      "w.json");
+  const OpSpec& a = w.ops[0];
+  EXPECT_EQ(a.weight_layout, WeightLayout::kKN);
+  EXPECT_FALSE(a.b_k_contiguous());
+  EXPECT_EQ(describe_dims(a), "M=2 N=3 K=4 weight_layout=KN");
+  EXPECT_EQ(a.arg_names(), (std::vector<std::string>{"X", "W", "bias", "Y"}));
+  const std::vector<TensorLayout> tensors = tensor_layouts(a);
+  EXPECT_EQ(tensors[1].dims, (std::vector<std::string>{"K", "N"}));
+  EXPECT_EQ(w.ops[1].weight_layout, WeightLayout::kNK);
+  EXPECT_EQ(describe_dims(w.ops[1]), "M=2 N=3 K=4");
+  EXPECT_EQ(tensor_layouts(w.ops[1])[1].dims, (std::vector<std::string>{"N", "K"}));
 }
 
 TEST(WorkloadParse, ConvPairsAndTransposes) {

@@ -27,7 +27,9 @@ const char kWorkload[] = R"({
   "shape_vars": { "T": { "values": [1, 3] } },
   "ops": [
     { "name": "fc", "op": "dense", "dtype": "float32", "M": "4*T", "N": 48, "K": 32,
-      "epilogue": "bias_gelu" }
+      "epilogue": "bias_gelu" },
+    { "name": "up", "op": "dense", "dtype": "float32", "weight_layout": "KN", "M": "4*T",
+      "N": 40, "K": 24, "epilogue": "bias" }
   ]
 })";
 
@@ -87,7 +89,7 @@ TEST(CliBenchCpuPack, TuneBuildBenchAgreesWithEveryBaseline) {
   std::vector<std::string> baselines;
   for (const char* name : {"onednn", "openblas"})
     if (loads(name)) baselines.push_back(name);
-  ASSERT_EQ(j["rows"].size(), 2u);  // T=1 and T=3
+  ASSERT_EQ(j["rows"].size(), 4u);  // fc and up (W stored [K,N]), each at T=1 and T=3
   for (const auto& row : j["rows"]) {
     EXPECT_GT(row["pack_us"].get<double>(), 0) << row.dump();
     const nlohmann::json timings = row.value("baselines", nlohmann::json::array());

@@ -28,6 +28,8 @@ const char kWorkload[] = R"({
   "ops": [
     {"name": "proj", "op": "dense", "dtype": "float32", "M": "T*3", "N": 97, "K": 131,
      "epilogue": "bias_gelu"},
+    {"name": "up", "op": "dense", "dtype": "float32", "weight_layout": "KN", "M": "T*2", "N": 41,
+     "K": 67, "epilogue": "bias"},
     {"name": "scores", "op": "batch_matmul", "dtype": "float32", "transpose_b": true,
      "B": 3, "M": "T", "N": "T+2", "K": 19},
     {"name": "conv", "op": "conv2d", "dtype": "float32", "layout": "NHWC", "N": "T", "H": 9,
@@ -70,11 +72,13 @@ class CpuPipeline : public ::testing::Test {
     options.measure.flush_l2 = false;
     CpuMeasurer measurer(std::make_unique<WorkerProcess>(cpu_worker_command_for_tests()), options);
     for (const OpSpec& op : workload_.ops) {
-      // The BLIS form computes every op; the dot form dense and batch_matmul NT only.
+      // The BLIS form computes every op; the dot form those whose B is K-contiguous: dense with
+      // W [N,K] and batch_matmul NT.
       const std::vector<const TemplateSpace*> spaces = template_spaces_for(op, Target::kCpu);
       const bool listed = std::find(spaces.begin(), spaces.end(), &space) != spaces.end();
       ASSERT_EQ(listed, space.supports(op)) << op.name;
-      ASSERT_EQ(spaces.size(), op.kind == OpKind::kConv2d ? 2u : 4u) << op.name;
+      ASSERT_EQ(spaces.size(), op.kind != OpKind::kConv2d && op.b_k_contiguous() ? 4u : 2u)
+          << op.name;
       if (!listed) continue;
       std::vector<MeasureInput> inputs;
       for (const MicroKernel& mk : candidates(space, op)) {

@@ -19,11 +19,13 @@
 
 namespace dc_x86_test {
 
-enum class Op { kDense, kBmmNN, kBmmTN, kBmmNT, kBmmTT, kConv2d };
+// kDenseKN: dense with W stored [K][N] (weight_layout KN).
+enum class Op { kDense, kBmmNN, kBmmTN, kBmmNT, kBmmTT, kConv2d, kDenseKN };
 inline const char* op_name(Op op) {
-  static const char* kNames[] = {"dense", "bmm_nn", "bmm_tn", "bmm_nt", "bmm_tt", "conv2d"};
+  static const char* kNames[] = {"dense", "bmm_nn", "bmm_tn", "bmm_nt", "bmm_tt", "conv2d", "dense_kn"};
   return kNames[int(op)];
 }
+inline bool is_dense(Op op) { return op == Op::kDense || op == Op::kDenseKN; }
 // 0 none, 1 bias, 2 relu, 3 bias+relu, 4 gelu, 5 bias+gelu (dc_x86::Epilogue values).
 inline bool epi_bias(int e) { return e == 1 || e == 3 || e == 5; }
 
@@ -176,7 +178,8 @@ class Case {
 
   float A(long b, long i, long k) const {
     switch (p_.op) {
-      case Op::kDense: case Op::kBmmNN: case Op::kBmmNT: return a_[size_t(b * sa_ + i * p_.K + k)];
+      case Op::kDense: case Op::kDenseKN: case Op::kBmmNN: case Op::kBmmNT:
+        return a_[size_t(b * sa_ + i * p_.K + k)];
       case Op::kBmmTN: case Op::kBmmTT: return a_[size_t(b * sa_ + k * p_.M + i)];
       case Op::kConv2d: {
         const long q = i % Q_, n = i / Q_ / P_, pp = (i / Q_) % P_;
@@ -192,7 +195,7 @@ class Case {
     switch (p_.op) {
       case Op::kDense: case Op::kBmmNT: case Op::kBmmTT: case Op::kConv2d:
         return b_[size_t(b * sb_ + j * p_.K + k)];
-      case Op::kBmmNN: case Op::kBmmTN: return b_[size_t(b * sb_ + k * p_.N + j)];
+      case Op::kDenseKN: case Op::kBmmNN: case Op::kBmmTN: return b_[size_t(b * sb_ + k * p_.N + j)];
     }
     return 0;
   }
@@ -231,14 +234,14 @@ struct Tiles {
 // Shapes that hit 1, primes, one past every tile dimension, K not a multiple of KC, K = 1.
 inline std::vector<Problem> gemm_shapes(Op op, const Tiles& t) {
   std::vector<Problem> v;
-  const long batch = op == Op::kDense ? 1 : 3, gap = op == Op::kDense ? 0 : 5;
+  const long batch = is_dense(op) ? 1 : 3, gap = is_dense(op) ? 0 : 5;
   v.push_back(gemm(op, 1, 1, 1, batch, gap));
   v.push_back(gemm(op, 7, 13, 97, batch, gap));
   v.push_back(gemm(op, 97, 7, 13, batch, gap));
   v.push_back(gemm(op, 13, 97, 1, batch, gap));
   v.push_back(gemm(op, t.MR + 1, t.NR + 1, t.KC + 1, batch, gap));
   v.push_back(gemm(op, t.MC + 1, 2 * t.NR + 3, 2 * t.KC + 3, batch, gap));
-  if (op == Op::kDense) v.push_back(gemm(op, 2 * t.MR + 1, t.NC + 1, 7, 1, 0));
+  if (is_dense(op)) v.push_back(gemm(op, 2 * t.MR + 1, t.NC + 1, 7, 1, 0));
   v.push_back(gemm(op, t.MR, t.NR, 0, batch, gap));  // K = 0: epilogue(bias) only
   return v;
 }

@@ -66,6 +66,7 @@ DietcodeCpuKernelFn get(Op op, int epi) {
     case Op::kBmmNT: return epi == 0 ? kernel<OpKind::kBatchMatmulNT, 0, P> : kernel<OpKind::kBatchMatmulNT, 5, P>;
     case Op::kBmmTT: return epi == 0 ? kernel<OpKind::kBatchMatmulTT, 0, P> : kernel<OpKind::kBatchMatmulTT, 5, P>;
     case Op::kConv2d: return epi == 3 ? kernel<OpKind::kConv2d, 3, P> : kernel<OpKind::kConv2d, 5, P>;
+    case Op::kDenseKN: return epi == 0 ? kernel<OpKind::kDenseKN, 0, P> : kernel<OpKind::kDenseKN, 5, P>;
   }
   return nullptr;
 }
@@ -76,7 +77,7 @@ void check_params(int threads) {
   dc_x86::SimpleThreadPool pool{threads};
   const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
   int failures = 0;
-  for (Op op : {Op::kDense, Op::kBmmNN, Op::kBmmTN, Op::kBmmNT, Op::kBmmTT, Op::kConv2d}) {
+  for (Op op : {Op::kDense, Op::kDenseKN, Op::kBmmNN, Op::kBmmTN, Op::kBmmNT, Op::kBmmTT, Op::kConv2d}) {
     const std::vector<Problem> shapes = op == Op::kConv2d ? conv_shapes() : gemm_shapes(op, tiles);
     const std::vector<int> epis = op == Op::kDense    ? std::vector<int>{0, 1, 2, 3, 4, 5}
                                   : op == Op::kConv2d ? std::vector<int>{3, 5}

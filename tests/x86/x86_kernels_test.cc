@@ -22,7 +22,8 @@ int kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
   return dc_x86::run<OP, Epilogue(EPI), P, SN, SK>(a, rt);
 }
 
-// The kernels of one parameter set: dense with every epilogue, the others with two each.
+// The kernels of one parameter set: dense with every epilogue, the others (dense with W [K][N]
+// too) with two each.
 template <class P>
 struct Kernels {
   static DietcodeCpuKernelFn get(Op op, int epi) {
@@ -39,6 +40,7 @@ struct Kernels {
       case Op::kBmmNT: return epi == 0 ? kernel<OpKind::kBatchMatmulNT, 0, P> : kernel<OpKind::kBatchMatmulNT, 5, P>;
       case Op::kBmmTT: return epi == 0 ? kernel<OpKind::kBatchMatmulTT, 0, P> : kernel<OpKind::kBatchMatmulTT, 5, P>;
       case Op::kConv2d: return epi == 3 ? kernel<OpKind::kConv2d, 3, P> : kernel<OpKind::kConv2d, 5, P>;
+      case Op::kDenseKN: return epi == 0 ? kernel<OpKind::kDenseKN, 0, P> : kernel<OpKind::kDenseKN, 5, P>;
     }
     return nullptr;
   }
@@ -57,7 +59,7 @@ void check_params(int threads) {
   dc_x86::SimpleThreadPool pool(threads);
   const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
   int failures = 0;
-  for (Op op : {Op::kDense, Op::kBmmNN, Op::kBmmTN, Op::kBmmNT, Op::kBmmTT, Op::kConv2d}) {
+  for (Op op : {Op::kDense, Op::kDenseKN, Op::kBmmNN, Op::kBmmTN, Op::kBmmNT, Op::kBmmTT, Op::kConv2d}) {
     const std::vector<Problem> shapes = op == Op::kConv2d ? conv_shapes() : gemm_shapes(op, tiles);
     for (const Problem& p : shapes) {
       Case c(p);
