@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "x86/cpu_thread_pool.h"
 
 namespace dietcode {
 
@@ -27,7 +28,7 @@ int64_t eviction_bytes(int64_t last_level_cache_bytes, int64_t cap) {
 }
 
 CpuCacheEvictor::CpuCacheEvictor(int64_t bytes, int threads)
-    : bytes_(bytes), threads_(std::max(1, threads)) {
+    : bytes_(bytes), threads_(std::max(1, threads)), cpus_(CpuThreadPool::close_placement(threads_)) {
   if (bytes_ <= 0) return;
   const size_t rounded = (size_t(bytes_) + 4095) / 4096 * 4096;
   data_ = static_cast<unsigned char*>(std::aligned_alloc(4096, rounded));
@@ -48,7 +49,11 @@ void CpuCacheEvictor::evict() {
     write_lines(data_ + begin, data_ + end, round_);
   };
   std::vector<std::thread> helpers;
-  for (int t = 1; t < threads_; ++t) helpers.emplace_back(part, t);
+  for (int t = 1; t < threads_; ++t)
+    helpers.emplace_back([&, t] {
+      CpuThreadPool::pin_self(cpus_[size_t(t) % cpus_.size()]);  // best effort
+      part(t);
+    });
   part(0);
   for (std::thread& helper : helpers) helper.join();
 }

@@ -6,11 +6,15 @@
 // (x86/cpu_worker.cc), so bench times packs in the regime their kernels were tuned in.
 //
 // The writer threads are started for each eviction and joined: none is left running, or
-// spinning, when the timed run starts (process_threads.h).
+// spinning, when the timed run starts (process_threads.h). Writer t is bound to the t-th CPU of
+// the pool's own placement (CpuThreadPool::close_placement), so that every core the timed code
+// runs on is evicted, also when an OpenMP runtime (OMP_PROC_BIND) has bound bench's thread,
+// and so every thread it starts, to a single CPU.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace dietcode {
 
@@ -33,6 +37,7 @@ class CpuCacheEvictor {
   unsigned char* data_ = nullptr;
   int64_t bytes_ = 0;
   int threads_ = 1;
+  std::vector<int> cpus_;    // writer t runs on cpus_[t % size]
   unsigned char round_ = 0;  // a new value each time, so no write is a no-op
 };
 

@@ -152,6 +152,14 @@ class CpuThreadPool {
     return cpus;
   }
 
+  // Binds the calling thread to `cpu`; false when the kernel refused.
+  static bool pin_self(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+  }
+
   // The CPUs the calling thread may run on (sched_getaffinity), in ascending order.
   static std::vector<int> usable_cpus() {
     std::vector<int> cpus;
@@ -178,12 +186,6 @@ class CpuThreadPool {
 #endif
   }
 
-  static bool pin_self(int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
-  }
 
   // Claims the next task index of `generation`, or -1 when that call has none left (or is over).
   // The ticket is (generation << 32 | next index); a compare-exchange, not a fetch_add, so that a

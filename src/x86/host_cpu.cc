@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "x86/cpu_thread_pool.h"
 
 namespace dietcode {
 
@@ -388,7 +389,9 @@ std::vector<double> time_pinned_runs(int threads, int runs,
                                      const std::function<void(int thread, int run)>& body) {
   using Clock = std::chrono::steady_clock;
   threads = std::max(1, threads);
-  const std::vector<int> cpus = affinity_cpus();
+  // The pool's placement: the caller's CPU first, and every online CPU when an OpenMP runtime
+  // has bound the caller to fewer CPUs than there are threads to time.
+  const std::vector<int> cpus = CpuThreadPool::close_placement(threads);
   std::vector<Clock::time_point> starts(size_t(threads) * runs), ends(starts.size());
   std::barrier sync(threads);
   auto worker = [&](int t) {
