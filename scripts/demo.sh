@@ -66,8 +66,11 @@ set -e
 [[ $status -eq 0 || $status -eq 77 ]] || exit $status
 
 if [[ $target == cpu ]]; then
-  step "dietcode bench $out/libbert_dense.so --shapes T=1,32,64,96,128 (against oneDNN and OpenBLAS)"
-  "$dietcode" bench "$out/libbert_dense.so" --shapes T=1,32,64,96,128 --repeats 5 \
+  # Every contender's threads bound to CPUs (the pack's pool and the baselines' OpenMP team):
+  # on a busy host, threads the scheduler moves make small shapes noisy (docs/cpu-target.md).
+  step "dietcode bench $out/libbert_dense.so --shapes T=1,32,64,96,128 (against oneDNN and OpenBLAS, threads bound)"
+  DIETCODE_CPU_BIND=1 OMP_PROC_BIND=close OMP_PLACES=cores \
+    "$dietcode" bench "$out/libbert_dense.so" --shapes T=1,32,64,96,128 --repeats 5 \
     --plot "$out/bench.svg"
 fi
 echo

@@ -336,6 +336,7 @@ std::string dims_text(const ordered_json& op) {
     const auto& v = op[d];
     s += (s.empty() ? "" : " ") + d + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
   }
+  if (op.contains("weight_layout")) s += " weight_layout=" + op["weight_layout"].get<std::string>();
   return s;
 }
 

@@ -279,6 +279,9 @@ TEST(OnnxImportCli, ImportsValidatesAndSummarises) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("coverage: 100.0%"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("-> 5 workload op(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dense M=batch_size*sequence_length N=64 K=64 weight_layout=KN bias x8"),
+            std::string::npos)
+      << r.out;
   CliRun v = run_cli(dir, "validate bert.json");
   EXPECT_EQ(v.code, 0) << v.err;
   CliRun j = run_cli(dir, "import bert.onnx --dynamic batch_size=1:2 --dynamic sequence_length=1:8 --json -o b2.json");
