@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -320,6 +321,42 @@ TEST(OnnxImportCli, TheShippedExampleModelImportsAsTheGeneratorMakesIt) {
   EXPECT_TRUE(bytes.str() == onnx_test::tiny_bert(c).bytes())
       << "examples/onnx/tiny_bert.onnx differs from the generator's output; regenerate it with "
          "build/tests/import_make_tiny_bert examples/onnx/tiny_bert.onnx";
+}
+
+std::string no_spaces(std::string s) {
+  s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+  return s;
+}
+
+// examples/onnx/torch_encoder.onnx was exported by torch.onnx.export itself (torch 2.5.1,
+// examples/onnx/export_torch_encoder.py): the graph a user's export gives, not our builder's.
+TEST(OnnxImportCli, TheModelPyTorchExportedImportsLikeTheGeneratedOne) {
+  TempDir dir;
+  const std::string shipped = std::string(DIETCODE_SOURCE_DIR) + "/examples/onnx/torch_encoder.onnx";
+  CliRun r = run_cli(dir, "import '" + shipped +
+                              "' --dynamic batch_size=1,4 --dynamic sequence_length=16:128:16 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  nlohmann::json summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["ops"].size(), 5u) << r.out;
+  EXPECT_DOUBLE_EQ(summary["coverage"].get<double>(), 1.0);
+  std::stringstream text;
+  text << std::ifstream(dir / "torch_encoder.json").rdbuf();
+  const Workload w = parse_workload(text.str(), "torch_encoder.json");
+  int dense = 0, bmm = 0;
+  for (const OpSpec& op : w.ops) {
+    if (op.kind == OpKind::kDense) {
+      ++dense;
+      EXPECT_EQ(op.weight_layout, WeightLayout::kKN) << op.name;  // nn.Linear exports W^T
+      EXPECT_EQ(no_spaces(op.dims.at("M").to_string()), "batch_size*sequence_length") << op.name;
+    } else if (op.kind == OpKind::kBatchMatmul) {
+      ++bmm;
+      EXPECT_EQ(no_spaces(op.dims.at("B").to_string()), "2*batch_size") << op.name;
+    }
+  }
+  EXPECT_EQ(dense, 3);
+  EXPECT_EQ(bmm, 2);
+  EXPECT_EQ(w.find_op("layers_0_intermediate")->epilogue, Epilogue::kBiasGelu);
+  EXPECT_DOUBLE_EQ(w.find_op("layers_0_attention_query")->weight, 8);
 }
 
 struct BadCase {
