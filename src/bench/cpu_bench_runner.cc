@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "dietcode/pack_abi.h"
 #include "measure/conv2d_shape.h"
+#include "x86/cpu_thread_pool.h"
 
 namespace dietcode {
 
@@ -271,7 +272,7 @@ std::string thread_binding_note() {
     return v && *v ? v : "";
   };
   const std::string pack = value("DIETCODE_CPU_BIND"), omp = value("OMP_PROC_BIND");
-  const bool pack_bound = pack == "1" || pack == "true" || pack == "close";
+  const bool pack_bound = CpuThreadPool::binding_requested_by_environment();
   const bool omp_bound = !omp.empty() && omp != "false";
   return fmt::format(
       "thread binding: the pack's pool {}; the baselines' OpenMP team {}",

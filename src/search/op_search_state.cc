@@ -12,20 +12,12 @@
 
 namespace dietcode {
 
-namespace {
-
-bool same_gemm(const GemmShape& a, const GemmShape& b) {
-  return a.batch == b.batch && a.M == b.M && a.N == b.N && a.K == b.K;
-}
-
-}  // namespace
-
 void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
                            std::vector<std::string>& notes) {
   size_t stale = 0, ungenerable = 0;
   for (const TuningRecord* r : records) {
     const std::optional<size_t> i = table_.find(r->shape);
-    if (!i || !same_gemm(r->gemm, table_[*i].gemm)) {
+    if (!i || r->gemm != table_[*i].gemm) {
       ++stale;
       continue;
     }

@@ -72,6 +72,7 @@ struct OpSpec {
 struct GemmShape {
   int64_t batch = 1, M = 1, N = 1, K = 1;
   double flops() const { return 2.0 * double(batch) * double(M) * double(N) * double(K); }
+  bool operator==(const GemmShape&) const = default;
 };
 
 // One concrete shape of one op: a value for each variable the op uses.

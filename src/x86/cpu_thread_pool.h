@@ -50,7 +50,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -150,6 +152,15 @@ class CpuThreadPool {
     const auto first = std::find(cpus.begin(), cpus.end(), here);
     if (first != cpus.end()) std::rotate(cpus.begin(), first, cpus.end());
     return cpus;
+  }
+
+  // Whether DIETCODE_CPU_BIND asks a pack's pool to bind its threads: "1", "true" or "close"
+  // do; unset, "0", "false" or anything else leave them to the scheduler.
+  static bool binding_requested_by_environment() {
+    const char* value = std::getenv("DIETCODE_CPU_BIND");
+    if (!value) return false;
+    const std::string text = value;
+    return text == "1" || text == "true" || text == "close";
   }
 
   // Binds the calling thread to `cpu`; false when the kernel refused.

@@ -79,21 +79,6 @@ int64_t parse_cache_size(const std::string& text) {
   return 0;
 }
 
-std::vector<int> affinity_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
-  }
-  if (cpus.empty()) {
-    const unsigned n = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 0; i < n; ++i) cpus.push_back(int(i));
-  }
-  return cpus;
-}
-
 // Distinct (package, core) pairs among `cpus`; 0 when the topology files are missing.
 int count_physical_cores(const std::string& root, const std::vector<int>& cpus) {
   std::set<std::pair<std::string, std::string>> cores;
@@ -343,7 +328,7 @@ HostCpu detect_host_cpu(const std::string& sysfs_cpu_root) {
   cpu.fma = cpu.bits.fma && os_saves_ymm(cpu.bits);
   cpu.avx512f = cpu.bits.avx512f && os_saves_zmm(cpu.bits);
 
-  const std::vector<int> cpus = affinity_cpus();
+  const std::vector<int> cpus = CpuThreadPool::usable_cpus();
   cpu.logical_cores = int(cpus.size());
   cpu.physical_cores = count_physical_cores(sysfs_cpu_root, cpus);
 

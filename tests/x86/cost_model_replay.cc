@@ -31,10 +31,6 @@
 namespace dietcode {
 namespace {
 
-bool same_gemm(const GemmShape& a, const GemmShape& b) {
-  return a.batch == b.batch && a.M == b.M && a.N == b.N && a.K == b.K;
-}
-
 // The op's measurements as the search holds them: one entry per kernel, a latency or a failure
 // per instance measured.
 void fill_book(const OpSpec& op, const InstanceTable& table,
@@ -42,7 +38,7 @@ void fill_book(const OpSpec& op, const InstanceTable& table,
   std::map<std::string, LaunchPlan> plans;
   for (const TuningRecord* r : records) {
     const std::optional<size_t> i = table.find(r->shape);
-    if (!i || !same_gemm(r->gemm, table[*i].gemm)) continue;
+    if (!i || r->gemm != table[*i].gemm) continue;
     auto plan = plans.find(r->mk.key());
     if (plan == plans.end()) plan = plans.emplace(r->mk.key(), generate_kernel(op, r->mk).plan).first;
     KernelEntry& e = book.add(r->mk, plan->second);

@@ -26,7 +26,6 @@
 #include "pack_runtime_cpu.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -53,15 +52,6 @@ struct PoolState {
 // Created when the pack is loaded and freed by unload_pack when it is unloaded.
 PoolState* g_pool = new PoolState;
 
-// DIETCODE_CPU_BIND: "1", "true" or "close" bind the pool's threads; unset, "0", "false" or
-// anything else leave them to the scheduler.
-bool bind_from_environment() {
-  const char* value = std::getenv("DIETCODE_CPU_BIND");
-  if (!value) return false;
-  return std::strcmp(value, "1") == 0 || std::strcmp(value, "true") == 0 ||
-         std::strcmp(value, "close") == 0;
-}
-
 int threads_for(int wanted) {
   return wanted > 0 ? wanted : int(CpuThreadPool::usable_cpus().size());
 }
@@ -73,7 +63,7 @@ std::shared_ptr<CpuThreadPool> current_pool() {
   if (!g_pool->pool) {
     CpuThreadPoolOptions options;
     options.threads = threads_for(g_pool->wanted);
-    options.pin = bind_from_environment();
+    options.pin = CpuThreadPool::binding_requested_by_environment();
     g_pool->pool = std::make_shared<CpuThreadPool>(options);
   }
   return g_pool->pool;
