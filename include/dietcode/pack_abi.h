@@ -69,8 +69,10 @@
  *     dietcode_last_error naming the CPU's level and the pack's.
  *   - dietcode_select answers for the newest level; dietcode_select_arch takes the x86-64
  *     level number as `cc` (3 for x86-64-v3, 4 for x86-64-v4; 1 to 4 are accepted).
- *   - For tests, the environment variable DIETCODE_CPU_LEVEL=N (1 to 4), read once, caps the
- *     level the pack believes the CPU has: it can hide AVX-512 from a pack, never grant it.
+ *   - The environment variable DIETCODE_CPU_LEVEL=N (1 to 4), read once, caps the level the
+ *     pack believes the CPU has: it can hide AVX-512 from a pack, never grant it. Tests use it,
+ *     and so does `dietcode bench --arch x86-64-v3`, to run a pack's AVX2 kernels on an
+ *     AVX-512 host.
  *   - DIETCODE_ERR_CUDA from a CPU pack means a kernel could not run (out of host memory);
  *     DIETCODE_ERR_NO_DEVICE is never returned.
  *

@@ -76,6 +76,10 @@ class CpuBaseline {
   // ("gemm:jit", "brg:avx512_core"); empty when nothing is.
   virtual std::string instance_detail() const { return ""; }
 
+  // The instruction set its kernels use, as the library names it ("avx512_core", "SkylakeX
+  // kernels"), after any cap (cpu_isa_cap.h); empty when the library does not say.
+  virtual std::string instruction_set() const { return ""; }
+
   // Runs the prepared instance to completion on `threads` threads.
   virtual void run() = 0;
 

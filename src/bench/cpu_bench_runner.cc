@@ -280,6 +280,21 @@ std::string thread_binding_note() {
       omp_bound ? "bound (OMP_PROC_BIND=" + omp + ")" : "not bound (OMP_PROC_BIND unset)");
 }
 
+// What instructions each contender ran, as each says (a library may ignore a cap).
+std::string instruction_set_note(const CpuBenchOptions& options,
+                                 const std::vector<LoadedBaseline>& baselines) {
+  std::string note = "instruction sets: the pack's " +
+                     (options.pack_level.empty() ? std::string("own") : options.pack_level) +
+                     " kernels";
+  for (const LoadedBaseline& b : baselines) {
+    const std::string isa = b.impl->instruction_set();
+    note += ", " + b.name + " " + (isa.empty() ? "(does not say)" : isa);
+  }
+  if (options.isa_cap)
+    note += fmt::format(" (every contender capped at x86-64-v{} by --arch)", options.isa_cap);
+  return note;
+}
+
 }  // namespace
 
 BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
@@ -306,6 +321,7 @@ BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
   }
   set_pack_threads(library, options.threads, report);
   report.notes.push_back(thread_binding_note());
+  report.notes.push_back(instruction_set_note(options, baselines));
   report.threads = options.threads;
   report.device = fmt::format("{}, {} thread{}", options.cpu.empty() ? "this CPU" : options.cpu,
                               options.threads, options.threads == 1 ? "" : "s");

@@ -42,6 +42,8 @@ struct CpuBenchOptions {
   uint64_t seed = 1;
   std::string cpu;             // for the report: "AMD EPYC 7B13 64-Core Processor (x86-64-v3)"
   double peak_gflops = 0;      // fp32 peak on `threads` threads; 0 when unknown
+  int isa_cap = 0;             // every contender held to this x86-64 level (cpu_isa_cap.h); 0: none
+  std::string pack_level;      // the level of the pack's kernels that run here: "x86-64-v4"
   double quiet_wait_us = 2e5;  // how long to wait for other threads to sleep before a run
   std::function<void(const std::string&)> progress;  // one line per op; may be empty
 };

@@ -32,6 +32,8 @@ class OnednnBaseline : public CpuBaseline {
   }
 
   std::string name() const override { return "onednn"; }
+  std::string instruction_set() const override { return api_.effective_isa(); }
+
   std::string label() const override {
     return api_.label() + (api_.omp_set_num_threads ? "" : " (thread count not settable)");
   }

@@ -1,6 +1,8 @@
 #include "bench/onednn_loader.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <mutex>
 
 #include "bench/dl_library.h"
@@ -27,6 +29,23 @@ bool resolve(void* handle, const std::string& path, const char* name, Fn& fn, st
 std::string OnednnApi::label() const {
   return "oneDNN " + std::to_string(version.major) + "." + std::to_string(version.minor) + "." +
          std::to_string(version.patch);
+}
+
+std::string OnednnApi::effective_isa() const {
+  if (!dnnl_get_effective_cpu_isa) return "";
+  // dnnl_cpu_isa_t of oneDNN 2.x: each value is a bit set of its predecessors' features.
+  static const std::pair<int, const char*> kNames[] = {
+      {0x1, "sse41"},           {0x3, "avx"},
+      {0x7, "avx2"},            {0x407, "avx2_vnni"},
+      {0xf, "avx512_mic"},      {0x1f, "avx512_mic_4ops"},
+      {0x27, "avx512_core"},    {0x67, "avx512_core_vnni"},
+      {0xe7, "avx512_core_bf16"}, {0x3e7, "avx512_core_amx"}};
+  const int isa = dnnl_get_effective_cpu_isa();
+  for (const auto& [value, name] : kNames)
+    if (value == isa) return name;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "dnnl_cpu_isa_t 0x%x", unsigned(isa));
+  return hex;
 }
 
 std::vector<std::string> onednn_candidates() {
@@ -79,6 +98,7 @@ bool load_onednn(const std::vector<std::string>& files, OnednnApi* out, std::str
     api.omp_set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "omp_set_num_threads"));
     api.omp_get_max_threads = reinterpret_cast<int (*)()>(dlsym(h, "omp_get_max_threads"));
   }
+  dlsym_into(h, "dnnl_get_effective_cpu_isa", api.dnnl_get_effective_cpu_isa);  // optional
   *out = api;
   why->clear();
   return true;

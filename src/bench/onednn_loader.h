@@ -139,8 +139,14 @@ struct OnednnApi {
   void (*omp_set_num_threads)(int) = nullptr;
   int (*omp_get_max_threads)() = nullptr;
 
+  // The instruction set oneDNN's CPU kernels use, a dnnl_cpu_isa_t (ONEDNN_MAX_CPU_ISA, read
+  // when oneDNN first runs, caps it); null where the library does not export it.
+  int (*dnnl_get_effective_cpu_isa)() = nullptr;
+
   // "oneDNN 2.6.3"
   std::string label() const;
+  // "avx512_core", "avx2", ... (oneDNN's own names); "" when unknown.
+  std::string effective_isa() const;
 };
 
 // $DIETCODE_ONEDNN_LIBRARY alone when set (and not empty), else {"libdnnl.so.2"}.

@@ -23,6 +23,9 @@ class OpenblasBaseline : public CpuBaseline {
 
   std::string name() const override { return "openblas"; }
   std::string label() const override { return api_.label() + ", sgemm + separate epilogue"; }
+  std::string instruction_set() const override {
+    return api_.core.empty() ? "" : api_.core + " kernels";
+  }
   int threads() const override { return threads_; }
 
   bool supports(const OpSpec& op, std::string* what) const override {

@@ -9,6 +9,7 @@
 // The inputs are checked before the GPU is touched, so a wrong path or option is exit 1 on any
 // machine; then, for a CUDA pack without a GPU: exit 2 and "dietcode bench: no CUDA GPU: ...".
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include "bench/bench_runner.h"
 #include "bench/cpu_bench_runner.h"
 #include "bench/cpu_cache_evictor.h"
+#include "bench/cpu_isa_cap.h"
 #include "bench/pack_library.h"
 #include "bench/report.h"
 #include "bench/svg_plot.h"
@@ -49,6 +51,7 @@ struct BenchCommandOptions {
   std::string csv, json, plot;
   int device = 0;
   int threads = 0;  // CPU packs; 0: every logical CPU
+  std::string arch;  // CPU packs: every contender capped at this x86-64 level
   uint64_t seed = 1;
 };
 
@@ -59,8 +62,30 @@ std::vector<std::string> all_baseline_options() {
   return options;
 }
 
+// --arch LEVEL as a level number (0 when not given): a level this CPU runs and the pack has
+// kernels for at or below it.
+int isa_cap(const std::string& arch, const HostCpu& cpu, const BenchPack& pack) {
+  if (arch.empty()) return 0;
+  int level = 0;
+  try {
+    level = isa_level_number(arch);
+  } catch (const UserError& e) {
+    throw UserError(std::string("--arch: ") + e.what());
+  }
+  if (level < 3)
+    throw UserError("--arch " + arch + ": the CPU templates need x86-64-v3 (AVX2 and FMA) or newer");
+  if (level > cpu.isa_level_number)
+    throw EnvironmentError(fmt::format("--arch {}: {} is {} and cannot run {} code", arch,
+                                       cpu.model_name, cpu.isa_level, arch));
+  if (pack_run_level(pack.archs, cpu.isa_level_number, level) == 0)
+    throw EnvironmentError(fmt::format(
+        "--arch {}: {} has kernels for {} only (build it with --arch {} to add them)", arch,
+        pack.file, fmt::join(pack.archs, ", "), arch));
+  return level;
+}
+
 // A CPU pack's benchmark options, from the command line and this host.
-CpuBenchOptions cpu_options(const BenchCommandOptions& opt,
+CpuBenchOptions cpu_options(const BenchCommandOptions& opt, const BenchPack& pack,
                             const std::vector<ShapeOverride>& shapes) {
   if (opt.tf32) throw UserError("--tf32: the pack runs on the CPU, which has no TF32");
   CpuBenchOptions options;
@@ -72,12 +97,18 @@ CpuBenchOptions cpu_options(const BenchCommandOptions& opt,
   options.warmup = opt.warmup;
   options.seed = opt.seed;
   const HostCpu cpu = detect_host_cpu();
+  options.isa_cap = isa_cap(opt.arch, cpu, pack);
+  options.pack_level =
+      isa_level_name(pack_run_level(pack.archs, cpu.isa_level_number, options.isa_cap));
   options.threads = opt.threads > 0 ? opt.threads : cpu.logical_cores;
   options.cpu = fmt::format("{} ({})", cpu.model_name, cpu.isa_level);
+  if (options.isa_cap) options.cpu += ", every contender capped at " + opt.arch;
   const int64_t last_level = cpu.caches.l3 > 0 ? cpu.caches.l3 : cpu.caches.l2;
   options.evict_bytes = eviction_bytes(last_level, int64_t(64) << 20);
   // Measured here, before any timing: ~80 ms on the same threads.
-  options.peak_gflops = cpu.fp32_peak_gflops(options.threads);
+  // Under a cap, the peak of the vectors the capped code has: x86-64-v3 has 256-bit ones.
+  options.peak_gflops =
+      cpu.fp32_peak_gflops(options.threads, options.isa_cap == 3 ? 256 : 0);
   return options;
 }
 
@@ -116,7 +147,9 @@ int run_bench_command(const BenchCommandOptions& opt, const GlobalOptions& globa
 
   BenchReport report;
   if (pack.target == "cpu") {
-    CpuBenchOptions options = cpu_options(opt, shapes);
+    CpuBenchOptions options = cpu_options(opt, pack, shapes);
+    // Before the pack's first launch and before the baselines load: each reads its cap once.
+    if (options.isa_cap) apply_cpu_isa_cap(options.isa_cap);
     options.progress = progress;
     report = run_cpu_bench(library, pack, options);
   } else {
@@ -140,6 +173,7 @@ std::optional<BenchReport> run_gpu(const BenchCommandOptions& opt, const PackLib
                     ": a CPU baseline, and this pack is for CUDA GPUs (expected auto, cublas, "
                     "cublaslt, cudnn or none)");
   if (opt.threads > 0) throw UserError("--threads: only for a CPU pack; this one is for CUDA GPUs");
+  if (!opt.arch.empty()) throw UserError("--arch: only for a CPU pack; this one is for CUDA GPUs");
   BenchOptions options;
   options.baseline = opt.baseline;
   options.ops = opt.ops;
@@ -208,6 +242,11 @@ void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
                   "A CPU pack: threads for the pack and each baseline alike (default: every "
                   "logical CPU this process may use)")
       ->check(CLI::Range(1, 4096));
+  cmd->add_option("--arch", opt->arch,
+                  "A CPU pack: hold the pack and both baselines to one x86-64 level, e.g. "
+                  "x86-64-v3 (AVX2) on an AVX-512 host to measure what an AVX2 server would run "
+                  "(the pack through DIETCODE_CPU_LEVEL, oneDNN through ONEDNN_MAX_CPU_ISA, "
+                  "OpenBLAS through OPENBLAS_CORETYPE)");
   cmd->add_option("--seed", opt->seed, "Seed of the random inputs");
   add_global_flags(*cmd, global);
   cmd->footer(
@@ -216,6 +255,7 @@ void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
       "  dietcode bench libbert_dense.so --shapes T=1,16,37,128 --l2 warm --json -\n"
       "  DIETCODE_CUDNN_LIBRARY=/opt/cudnn/lib/libcudnn.so.9 dietcode bench libresnet.so\n"
       "  dietcode bench libbert_dense_cpu.so --threads 8 --csv cpu.csv   # a CPU pack\n"
+      "  dietcode bench libbert_dense_cpu.so --arch x86-64-v3   # everything on AVX2 alone\n"
       "Exit 0 when every instance agrees with the baseline, 1 when one does not (or on bad\n"
       "input), 2 without a GPU or cuBLAS (or without cuDNN under --baseline cudnn). On a CPU\n"
       "pack a missing oneDNN or OpenBLAS is a note, and the other baseline still runs.");

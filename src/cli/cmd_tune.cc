@@ -64,6 +64,7 @@ struct TuneOptions {
   int threads = 0;  // --target cpu: 0 = every CPU of the affinity mask
   bool threads_given = false;
   std::string cxx;
+  std::string arch;  // --target cpu: the highest x86-64 level tuned
   bool json = false;
 };
 
@@ -195,6 +196,7 @@ TuneMachineRequest machine_request(const TuneOptions& o) {
   r.gpu.flush_l2 = o.l2 == "flush";
   r.threads = o.threads;
   r.cxx = o.cxx;
+  r.cpu_arch = o.arch;
   if (r.target == Target::kCpu) {
     for (const auto& [given, name] : {std::pair{o.device_given, "--device"},
                                       {o.devices_given, "--devices"},
@@ -205,6 +207,7 @@ TuneMachineRequest machine_request(const TuneOptions& o) {
   } else {
     if (o.threads_given) bad_option("--threads is for --target cpu");
     if (!o.cxx.empty()) bad_option("--cxx is for --target cpu");
+    if (!o.arch.empty()) bad_option("--arch is for --target cpu (a GPU is tuned for its own arch)");
   }
   return r;
 }
@@ -355,6 +358,10 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
       "--threads", o->threads, "--target cpu: threads a kernel runs on (default: all cores)");
   cmd->add_option("--cxx", o->cxx,
                   "--target cpu: the C++ compiler (default: $CXX, else g++, else clang++)");
+  cmd->add_option("--arch", o->arch,
+                  "--target cpu: tune only kernels of this x86-64 level and below, e.g. "
+                  "x86-64-v3 on an AVX-512 host for servers with AVX2 alone (default: this "
+                  "CPU's level)");
   cmd->add_option("--seed", o->seed, "Seed of the search (and of the simulated noise)")
       ->capture_default_str();
   cmd->add_flag("--fresh", o->fresh,

@@ -24,6 +24,9 @@ struct TuneMachineRequest {
   DeviceRequest gpu;  // cuda: which GPUs, or which to simulate; flush_l2 counts for both
   int threads = 0;    // cpu: workers a kernel gets; 0: every CPU of the affinity mask
   std::string cxx;    // cpu: --cxx, the C++ compiler; empty: $CXX, g++, clang++
+  // cpu: --arch, the highest x86-64 level whose templates are tuned ("x86-64-v3" on an
+  // AVX-512 host tunes the AVX2 kernels alone, for AVX2 servers); empty: the host's level.
+  std::string cpu_arch;
 };
 
 struct TuneMachine {

@@ -14,11 +14,18 @@ namespace dietcode {
 
 void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
                            std::vector<std::string>& notes) {
-  size_t stale = 0, ungenerable = 0;
+  size_t stale = 0, ungenerable = 0, not_offered = 0;
   for (const TuningRecord* r : records) {
     const std::optional<size_t> i = table_.find(r->shape);
     if (!i || r->gemm != table_[*i].gemm) {
       ++stale;
+      continue;
+    }
+    // A template this run leaves out (an AVX-512 kernel under `tune --arch x86-64-v3`) must not
+    // become the incumbent of a search that could not have chosen it.
+    if (std::none_of(templates_.begin(), templates_.end(),
+                     [r](const TemplateSpace* t) { return t->tmpl == r->mk.tmpl; })) {
+      ++not_offered;
       continue;
     }
     const LaunchPlan* plan = nullptr;
@@ -49,6 +56,11 @@ void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
         fmt::format("{}: {} earlier record{} no longer match the workload (shape or "
                     "GEMM changed): not used",
                     op_->name, stale, stale == 1 ? "" : "s"));
+  if (not_offered)
+    notes.push_back(fmt::format(
+        "{}: {} earlier record{} measured templates this run does not offer (another --arch?): "
+        "not used",
+        op_->name, not_offered, not_offered == 1 ? "" : "s"));
   if (ungenerable)
     notes.push_back(
         fmt::format("{}: {} earlier record{} name micro-kernels this build cannot "

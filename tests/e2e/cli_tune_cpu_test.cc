@@ -166,6 +166,30 @@ TEST_F(CliTuneCpu, KilledRunResumesMeasuringNoPairTwice) {
   EXPECT_GE(shapes.size(), 1u);
 }
 
+// Records of templates a run does not offer (AVX-512 ones under --arch x86-64-v3) are left out
+// of its search, so they can never become the incumbent of an AVX2-only tune.
+TEST_F(CliTuneCpu, ArchCapLeavesHigherLevelRecordsOutOfAResumedSearch) {
+  if (detect_host_cpu().isa_level_number < 4)
+    GTEST_SKIP() << "needs an AVX-512 (x86-64-v4) CPU to measure kernels above the cap";
+  CommandResult r = tune("--target cpu --threads 2 --ops down --trials 2 --seed 5 -o cpu.jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  size_t avx512 = 0;
+  for (const json& j : measurements(test::read_file(dir_ / "cpu.jsonl")))
+    avx512 += j["mk"]["template"].get<std::string>().rfind("x86_avx512", 0) == 0;
+  if (avx512 == 0) GTEST_SKIP() << "the first run measured no AVX-512 kernel (seeded; rare)";
+
+  r = tune("--target cpu --arch x86-64-v3 --threads 2 --ops down --trials 2 --seed 5 "
+           "-o cpu.jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_THAT(r.out, HasSubstr("2 threads, kernels up to x86-64-v3, caches evicted"));
+  EXPECT_THAT(r.err, HasSubstr(std::to_string(avx512) +
+                               " earlier records measured templates this run does not offer"));
+  size_t avx2 = 0;
+  for (const json& j : measurements(test::read_file(dir_ / "cpu.jsonl")))
+    avx2 += j["mk"]["template"].get<std::string>().rfind("x86_avx2", 0) == 0;
+  EXPECT_GT(avx2, 0u) << "the capped run measured its own trials";
+}
+
 TEST_F(CliTuneCpu, OptionsOfTheOtherTargetAreRefusedWithOneLine) {
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"--target cpu --simulate h100", "--simulate is for GPUs; --target cpu tunes on this host"},
@@ -173,6 +197,9 @@ TEST_F(CliTuneCpu, OptionsOfTheOtherTargetAreRefusedWithOneLine) {
            {"--target cpu --threads 0", "--threads: expected a positive integer, got 0"},
            {"--threads 2", "--threads is for --target cpu"},
            {"--cxx g++", "--cxx is for --target cpu"},
+           {"--arch x86-64-v3", "--arch is for --target cpu"},
+           {"--target cpu --arch x86-64-v9", "--arch: unknown ISA level \"x86-64-v9\""},
+           {"--target cpu --arch x86-64-v2", "--arch x86-64-v2: every CPU template needs x86-64-v3"},
            {"--target tpu", "--target"}}) {
     CommandResult r = tune(args);
     EXPECT_EQ(r.exit_code, 1) << args << ": " << r.summary();

@@ -105,5 +105,71 @@ TEST(CliBenchCpuPack, TuneBuildBenchAgreesWithEveryBaseline) {
   fs::remove_all(dir);
 }
 
+// `--arch x86-64-v3` end to end: tune only AVX2 kernels, build their pack, bench it with every
+// contender held to AVX2 (on an AVX-512 host this is what an AVX2 server would run). The report
+// says what each contender ran; a pack without kernels at or below the level is refused.
+TEST(CliBenchCpuPack, ArchCapHoldsThePackAndBothBaselinesToAvx2) {
+  const HostCpu cpu = detect_host_cpu();
+  if (cpu.isa_level_number < 3)
+    GTEST_SKIP() << "this CPU is below x86-64-v3, which every CPU template needs";
+  const fs::path dir =
+      fs::temp_directory_path() / ("dietcode_bench_cpu_arch_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "w.json") << kWorkload;
+
+  CliRun r = dietcode(
+      "tune w.json --target cpu --arch x86-64-v3 --threads 2 --trials 2 --seed 1 -o w.jsonl -q",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream log(dir / "w.jsonl");
+  int records = 0;
+  for (std::string line; std::getline(log, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j.value("kind", "") != "measurement") continue;
+    ++records;
+    EXPECT_EQ(j["mk"]["template"].get<std::string>().rfind("x86_avx2", 0), 0u) << line;
+    EXPECT_EQ(j["arch"], cpu.isa_level) << "records name the CPU measured on: " << line;
+  }
+  EXPECT_GT(records, 0);
+  r = dietcode("build w.json --log w.jsonl -o libtiny.so -q", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = dietcode(
+      "bench ./libtiny.so --arch x86-64-v3 --threads 2 --repeats 3 --warmup 1 --json - -q", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["failures"], 0);
+  EXPECT_NE(j["device"].get<std::string>().find("every contender capped at x86-64-v3"),
+            std::string::npos)
+      << j["device"];
+  std::string isa_note;
+  for (const auto& note : j["notes"])
+    if (note.get<std::string>().rfind("instruction sets:", 0) == 0) isa_note = note;
+  EXPECT_NE(isa_note.find("the pack's x86-64-v3 kernels"), std::string::npos) << isa_note;
+  EXPECT_NE(isa_note.find("capped at x86-64-v3 by --arch"), std::string::npos) << isa_note;
+  if (loads("onednn") && onednn_api().dnnl_get_effective_cpu_isa)
+    EXPECT_NE(isa_note.find("onednn avx2"), std::string::npos) << isa_note;
+  // Debian's OpenBLAS is a DYNAMIC_ARCH build, which takes OPENBLAS_CORETYPE.
+  if (loads("openblas") && openblas_api().config.find("DYNAMIC_ARCH") != std::string::npos)
+    EXPECT_NE(isa_note.find("openblas Haswell kernels"), std::string::npos) << isa_note;
+
+  if (cpu.isa_level_number >= 4) {
+    // A pack of AVX-512 kernels alone has nothing to run under an AVX2 cap: exit 2, one line.
+    r = dietcode("build w.json --log w.jsonl --arch x86-64-v4 -o libv4.so -q", dir);
+    if (r.exit_code == 0) {  // the tiny log may hold no AVX-512 kernel to build from
+      r = dietcode("bench ./libv4.so --arch x86-64-v3 --threads 2 --repeats 1 -q", dir);
+      EXPECT_EQ(r.exit_code, 2) << r.err;
+      EXPECT_NE(r.err.find("has kernels for x86-64-v4 only"), std::string::npos) << r.err;
+    }
+  } else {
+    r = dietcode("bench ./libtiny.so --arch x86-64-v4 --repeats 1 -q", dir);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("cannot run x86-64-v4 code"), std::string::npos) << r.err;
+  }
+  r = dietcode("bench ./libtiny.so --arch x86-64-v9 --repeats 1 -q", dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--arch: unknown ISA level \"x86-64-v9\""), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace dietcode

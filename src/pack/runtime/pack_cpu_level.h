@@ -50,8 +50,8 @@ inline int detected_x86_level() {
   return v4 ? 4 : 3;
 }
 
-// DIETCODE_CPU_LEVEL=N (1..4), for tests: the level never exceeds N, so a test can make a v4
-// CPU look like a v3 one. It can only lower the level (running a kernel the CPU lacks would
+// DIETCODE_CPU_LEVEL=N (1..4): the level never exceeds N, so a test (or `bench --arch`) can make
+// a v4 CPU look like a v3 one. It can only lower the level (running a kernel the CPU lacks would
 // fault). Any other value is ignored. 0 when unset or ignored.
 inline int level_cap_from_environment() {
   const char* text = std::getenv("DIETCODE_CPU_LEVEL");
