@@ -28,10 +28,7 @@ TemplateSpace make_x86_space(const IsaShape& isa) {
   s.tunables = {
       {"MR", isa.mr, 6, "rows of the register tile"},
       {"NR", isa.nr, isa.vector_floats == 8 ? 16 : 32, "columns of the register tile"},
-      // 768 and 1024 keep BERT's K = 768 in one block, so C is stored once instead of being
-      // written, read back and written again: at M = 2048 that measured 6-7% faster with 512-bit
-      // vectors (6x64 tile, B streamed from L2), and a KC x NR panel of 1024 x 64 still fits L2.
-      {"KC", {64, 128, 192, 256, 384, 512, 768, 1024}, 256, "K block: one packed panel's depth"},
+      {"KC", {64, 128, 192, 256, 384, 512}, 256, "K block: one packed panel's depth"},
       {"MC", {24, 48, 72, 96, 120, 144, 168, 192, 240, 288, 336}, 72, "M block, whole MR panels"},
       {"NC", {256, 512, 768, 1024, 1536, 2048, 3072, 4096}, 3072, "N block, whole NR panels"},
       {"LOOP_ORDER", {0, 1}, 0, "0: B micro-panel outer (in L1); 1: A micro-panel outer"},
