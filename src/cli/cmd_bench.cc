@@ -62,28 +62,6 @@ std::vector<std::string> all_baseline_options() {
   return options;
 }
 
-// --arch LEVEL as a level number (0 when not given): a level this CPU runs and the pack has
-// kernels for at or below it.
-int isa_cap(const std::string& arch, const HostCpu& cpu, const BenchPack& pack) {
-  if (arch.empty()) return 0;
-  int level = 0;
-  try {
-    level = isa_level_number(arch);
-  } catch (const UserError& e) {
-    throw UserError(std::string("--arch: ") + e.what());
-  }
-  if (level < 3)
-    throw UserError("--arch " + arch + ": the CPU templates need x86-64-v3 (AVX2 and FMA) or newer");
-  if (level > cpu.isa_level_number)
-    throw EnvironmentError(fmt::format("--arch {}: {} is {} and cannot run {} code", arch,
-                                       cpu.model_name, cpu.isa_level, arch));
-  if (pack_run_level(pack.archs, cpu.isa_level_number, level) == 0)
-    throw EnvironmentError(fmt::format(
-        "--arch {}: {} has kernels for {} only (build it with --arch {} to add them)", arch,
-        pack.file, fmt::join(pack.archs, ", "), arch));
-  return level;
-}
-
 // A CPU pack's benchmark options, from the command line and this host.
 CpuBenchOptions cpu_options(const BenchCommandOptions& opt, const BenchPack& pack,
                             const std::vector<ShapeOverride>& shapes) {
@@ -97,9 +75,13 @@ CpuBenchOptions cpu_options(const BenchCommandOptions& opt, const BenchPack& pac
   options.warmup = opt.warmup;
   options.seed = opt.seed;
   const HostCpu cpu = detect_host_cpu();
-  options.isa_cap = isa_cap(opt.arch, cpu, pack);
-  options.pack_level =
-      isa_level_name(pack_run_level(pack.archs, cpu.isa_level_number, options.isa_cap));
+  if (!opt.arch.empty()) options.isa_cap = cpu_template_level(opt.arch, cpu, "--arch");
+  const int pack_level = pack_run_level(pack.archs, cpu.isa_level_number, options.isa_cap);
+  if (pack_level == 0 && options.isa_cap)
+    throw EnvironmentError(fmt::format(
+        "--arch {}: {} has kernels for {} only (build it with --arch {} to add them)", opt.arch,
+        pack.file, fmt::join(pack.archs, ", "), opt.arch));
+  if (pack_level > 0) options.pack_level = isa_level_name(pack_level);
   options.threads = opt.threads > 0 ? opt.threads : cpu.logical_cores;
   options.cpu = fmt::format("{} ({})", cpu.model_name, cpu.isa_level);
   if (options.isa_cap) options.cpu += ", every contender capped at " + opt.arch;

@@ -47,28 +47,6 @@ TuneMachine open_gpus(const TuneMachineRequest& request) {
   return m;
 }
 
-// --arch LEVEL as a level number: at least x86-64-v3 (every CPU template needs AVX2 and FMA)
-// and at most the host's, since a kernel is measured here; the host's level when not given.
-int tuned_level(const std::string& arch, const HostCpu& host) {
-  if (arch.empty()) return host.isa_level_number;
-  int level = 0;
-  try {
-    level = isa_level_number(arch);
-  } catch (const UserError& e) {
-    throw UserError(std::string("dietcode tune: --arch: ") + e.what());
-  }
-  if (level < kMinCpuLevel)
-    throw UserError(fmt::format(
-        "dietcode tune: --arch {}: every CPU template needs x86-64-v3 (AVX2 and FMA) or newer",
-        arch));
-  if (level > host.isa_level_number)
-    throw EnvironmentError(fmt::format(
-        "dietcode tune: --arch {}: {} is {} and cannot run {} kernels to measure them; tune on "
-        "a CPU that has it",
-        arch, host.model_name, host.isa_level, arch));
-  return level;
-}
-
 TuneMachine open_cpu(const TuneMachineRequest& request) {
   const HostCpu host = detect_host_cpu();
   if (host.isa_level_number < kMinCpuLevel)
@@ -80,7 +58,10 @@ TuneMachine open_cpu(const TuneMachineRequest& request) {
     throw UserError(
         fmt::format("dietcode tune: --threads: expected a positive integer, got {}",
                     request.threads));
-  const int level = tuned_level(request.cpu_arch, host);
+  // --arch: the highest level whose templates are tuned; at most the host's, as they run here.
+  const int level = request.cpu_arch.empty()
+                        ? host.isa_level_number
+                        : cpu_template_level(request.cpu_arch, host, "dietcode tune: --arch");
   TuneMachine m;
   m.target = Target::kCpu;
   // Probe the peak and bandwidth before the worker's pinned threads exist.

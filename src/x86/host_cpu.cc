@@ -241,6 +241,22 @@ int isa_level_number(const std::string& name) {
   throw UserError("unknown ISA level \"" + name + "\"; expected x86-64-v3 or x86-64-v4");
 }
 
+int cpu_template_level(const std::string& arch, const HostCpu& cpu, const std::string& option) {
+  int level = 0;
+  try {
+    level = isa_level_number(arch);
+  } catch (const UserError& e) {
+    throw UserError(option + ": " + e.what());
+  }
+  if (level < 3)
+    throw UserError(option + " " + arch +
+                    ": every CPU template needs x86-64-v3 (AVX2 and FMA) or newer");
+  if (level > cpu.isa_level_number)
+    throw EnvironmentError(option + " " + arch + ": " + cpu.model_name + " is " + cpu.isa_level +
+                           " and cannot run " + arch + " code");
+  return level;
+}
+
 CacheSizes read_sysfs_caches(const std::string& root) {
   CacheSizes sizes;
   const std::string base = root + "/cpu0/cache/index";

@@ -109,6 +109,12 @@ HostCpu detect_host_cpu();
 // The same with the sysfs root for the caches (tests).
 HostCpu detect_host_cpu(const std::string& sysfs_cpu_root);
 
+// An `--arch LEVEL` for the CPU templates on `cpu` (tune and bench take one), as a level number.
+// `option` starts each message ("--arch", "dietcode tune: --arch"). UserError for an unknown
+// level or one below x86-64-v3, which every CPU template needs (AVX2 and FMA); EnvironmentError
+// for a level this CPU cannot run.
+int cpu_template_level(const std::string& arch, const HostCpu& cpu, const std::string& option);
+
 // Whether a binary built for `level` (1..4, see isa_level_number) runs on `cpu`.
 bool cpu_supports_isa_level(const HostCpu& cpu, int level);
 bool cpu_supports_isa_level(const HostCpu& cpu, const std::string& level);
