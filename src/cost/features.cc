@@ -47,7 +47,8 @@ const std::vector<std::string>& feature_names() {
                                 "l1_footprint",
                                 "l2_footprint",
                                 "l3_footprint",
-                                "b_in_place"})
+                                "b_in_place",
+                                "c_transposed"})
       n.push_back(derived);
     return n;
   }();

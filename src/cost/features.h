@@ -72,7 +72,8 @@ enum class Feature : int {
   kL1Footprint,         // KC * (MR + NR) * 4 bytes (the micro-panels of one k loop) / L1d
   kL2Footprint,         // MC * KC * 4 bytes (the packed A block) / L2
   kL3Footprint,         // KC * NC * 4 bytes (the packed B block) / L3
-  kBInPlace,            // 1 for the dot-product form (B read in place, vectors along K)
+  kBInPlace,            // 1 for the forms that read B (W) in place: dot-product, W-broadcast
+  kCTransposed,         // 1 for the W-broadcast form (vectors along M, C tile stored transposed)
   kCount
 };
 

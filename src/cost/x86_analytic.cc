@@ -11,7 +11,8 @@
 //            (unless PACK_A = 0), work that does not shrink with M as its FMAs do. Its share of
 //            the thread's time scales balance down, so one learned f_MK fits a BLIS kernel at
 //            M = 16, where packing B costs about as much as the FMAs, and at M = 2048, where it
-//            is noise; the dot-product form packs nothing;
+//            is noise; the dot-product form packs nothing, and the W-broadcast form, which
+//            computes C^T with its own split of it, packs only X (C's A), once per thread;
 //   memory   the operands from memory once, plus what the split makes the threads pack again
 //            (every row band packs all of its columns of B, every column band its rows of A),
 //            over the host's streaming bandwidth;
@@ -21,6 +22,7 @@
 #include <utility>
 
 #include "cost/analytic.h"
+#include "space/templates.h"
 
 namespace dietcode {
 
@@ -71,14 +73,27 @@ constexpr double kPackNsPerElement = 0.5;
 KernelProfile make_x86_profile(const KernelCandidate& c) {
   KernelProfile p;
   p.target = Target::kCpu;
-  p.tile_m = std::max(1, c.mk.get_or("MR", 1));
-  p.tile_n = std::max(1, c.mk.get_or("NR", 1));
+  const X86Form form = x86_form(c.mk.tmpl);
+  const int mr = std::max(1, c.mk.get_or("MR", 1)), nr = std::max(1, c.mk.get_or("NR", 1));
   p.threads_m = c.mk.get_or("THREADS_M", 0);
-  // The dot-product form packs nothing: no NC, and no repacking in the thread split.
-  p.nc = std::max(1, c.mk.get_or("NC", 1 << 30));
-  const bool dot = c.mk.tmpl.find("_dot_") != std::string::npos;
-  p.packs_b = !dot;
-  p.packs_a = !dot && c.mk.get_or("PACK_A", 1) != 0;
+  if (form == X86Form::kWbcast) {
+    // C^T = W X^T: the tile and the thread split are C^T's, W (C's B) is read in place, and
+    // X (C's A) is packed once per thread, since its block NC spans every row it owns.
+    p.transposed = true;
+    p.tile_m = nr;
+    p.tile_n = mr;
+    p.nc = 1 << 30;
+    p.packs_b = false;
+    p.packs_a = true;
+  } else {
+    p.tile_m = mr;
+    p.tile_n = nr;
+    // The dot-product form packs nothing: no NC, and no repacking in the thread split.
+    p.nc = std::max(1, c.mk.get_or("NC", 1 << 30));
+    const bool dot = form == X86Form::kDot;
+    p.packs_b = !dot;
+    p.packs_a = !dot && c.mk.get_or("PACK_A", 1) != 0;
+  }
   p.pack_ns_per_element = kPackNsPerElement;
   p.element_bytes = element_bytes(c.dtype);
   p.sms = std::max(1, c.cpu.threads);
@@ -108,8 +123,12 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   if (shape.batch >= threads) {
     own_batches = double(ceil_div(shape.batch, threads));
   } else {
-    std::tie(tm, tn) = split_threads(threads, p.threads_m, shape.M, shape.N, shape.K, p.tile_m,
-                                     p.tile_n, p.nc);
+    if (p.transposed)  // the kernel splits C^T: its row bands are C's column bands
+      std::tie(tn, tm) = split_threads(threads, p.threads_m, shape.N, shape.M, shape.K, p.tile_n,
+                                       p.tile_m, p.nc);
+    else
+      std::tie(tm, tn) = split_threads(threads, p.threads_m, shape.M, shape.N, shape.K, p.tile_m,
+                                       p.tile_n, p.nc);
     own_m_tiles = ceil_div(m_tiles, tm);
     own_n_tiles = ceil_div(n_tiles, tn);
   }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "cost/features.h"
+#include "space/templates.h"
 
 namespace dietcode {
 
@@ -29,7 +30,8 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   // The dot-product form keeps one vector of partial sums per element of the MR x NR tile
   // and loads MR vectors of A and NR of B per K step of `lanes`; the BLIS form one vector per
   // `lanes` columns, fed by NR / lanes loads of B and MR broadcasts of A.
-  const bool dot = c.mk.tmpl.find("_dot_") != std::string::npos;
+  const X86Form form = x86_form(c.mk.tmpl);
+  const bool dot = form == X86Form::kDot, transposed = form == X86Form::kWbcast;
   const double accumulators = dot ? mr * nr : mr * nr / lanes;
   const double loads_per_step = dot ? mr + nr : nr / lanes + mr;
   constexpr double kBytes = 4;  // fp32
@@ -37,13 +39,14 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   for (Feature gpu_only : {Feature::kWarps, Feature::kStages, Feature::kSharedMemoryBytes,
                            Feature::kBlocksPerSm, Feature::kOccupancy})
     set(gpu_only, std::numeric_limits<double>::quiet_NaN());
-  set(Feature::kTileM, mr);
-  set(Feature::kTileN, nr);
+  // The W-broadcast form's tile is C^T's: in C's frame it is NR rows by MR columns.
+  set(Feature::kTileM, transposed ? nr : mr);
+  set(Feature::kTileN, transposed ? mr : nr);
   set(Feature::kTileK, kc);
   set(Feature::kThreads, std::max(1, c.cpu.threads));
   set(Feature::kOutputsPerThread, mr * nr);
-  set(Feature::kThreadTileM, mr);
-  set(Feature::kThreadTileN, nr);
+  set(Feature::kThreadTileM, transposed ? nr : mr);
+  set(Feature::kThreadTileN, transposed ? mr : nr);
   set(Feature::kVectorWidth, lanes);
   set(Feature::kSplitK, 1);
   // Vector registers: accumulators, one row of B (NR / lanes vectors) and a broadcast of A;
@@ -64,7 +67,8 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   set(Feature::kL1Footprint, ratio(kc * (mr + nr) * kBytes, c.cpu.l1d_bytes));
   set(Feature::kL2Footprint, ratio(mc * kc * kBytes, c.cpu.l2_bytes));
   set(Feature::kL3Footprint, ratio(kc * nc * kBytes, c.cpu.l3_bytes));
-  set(Feature::kBInPlace, dot ? 1 : 0);
+  set(Feature::kBInPlace, dot || transposed ? 1 : 0);
+  set(Feature::kCTransposed, transposed ? 1 : 0);
 }
 
 }  // namespace dietcode

@@ -11,7 +11,8 @@ const std::vector<const TemplateSpace*>& all_template_spaces() {
   static const std::vector<const TemplateSpace*> all = {
       &dense_f32_space(),     &batch_matmul_f32_space(), &conv2d_f32_space(),
       &dense_tc_space(),      &dense_wgmma_space(),      &x86_avx2_f32_space(),
-      &x86_avx512_f32_space(), &x86_avx2_dot_f32_space(), &x86_avx512_dot_f32_space()};
+      &x86_avx512_f32_space(), &x86_avx2_dot_f32_space(), &x86_avx512_dot_f32_space(),
+      &x86_avx2_wbcast_f32_space(), &x86_avx512_wbcast_f32_space()};
   return all;
 }
 

@@ -22,6 +22,14 @@ const TemplateSpace& x86_avx512_f32_space();
 // The dot-product form beside them (templates/x86/dot_x86.h): dense and batch_matmul NT only.
 const TemplateSpace& x86_avx2_dot_f32_space();
 const TemplateSpace& x86_avx512_dot_f32_space();
+// The W-broadcast form (templates/x86/wbcast_x86.h): C^T = W X^T with W's rows broadcast in
+// place; dense and batch_matmul NT only.
+const TemplateSpace& x86_avx2_wbcast_f32_space();
+const TemplateSpace& x86_avx512_wbcast_f32_space();
+// Which of the three forms an x86 template instantiates (templates/x86/ops_x86.h's tour):
+// the BLIS form (run), the dot-product form (run_dot) or the W-broadcast form (run_wbcast).
+enum class X86Form { kBlis, kDot, kWbcast };
+X86Form x86_form(const std::string& tmpl);
 // True for the x86 templates that use 512-bit vectors.
 bool x86_is_avx512(const std::string& tmpl);
 std::string x86_isa_level(const std::string& tmpl);

@@ -71,6 +71,12 @@ const TemplateSpace& x86_avx512_f32_space() {
   return space;
 }
 
+X86Form x86_form(const std::string& tmpl) {
+  if (tmpl.find("_dot_") != std::string::npos) return X86Form::kDot;
+  if (tmpl.find("_wbcast_") != std::string::npos) return X86Form::kWbcast;
+  return X86Form::kBlis;
+}
+
 bool x86_is_avx512(const std::string& tmpl) { return tmpl.rfind("x86_avx512", 0) == 0; }
 
 std::string x86_isa_level(const std::string& tmpl) {

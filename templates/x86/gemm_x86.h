@@ -121,12 +121,48 @@ inline typename I::V activate(typename I::V x) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The store of a transposed tile (CT): acc[r][v] lane l is C(j = v*W + l, r) at c[j*ldc + r].
+// The epilogue runs on the vectors (bias[r] is one value per tile row); the tile then reaches C
+// through a buffer, one scalar move per element, which the FMAs outnumber KC / W to one.
+template <class I, class P, Epilogue E>
+__attribute__((always_inline)) inline void store_transposed(typename I::V (&acc)[P::MR][P::NR / I::W],
+                                                            float* c, long ldc, int m, int n,
+                                                            bool first, bool last,
+                                                            const float* bias) {
+  using V = typename I::V;
+  constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W;
+  alignas(64) float t[MR][NR];
+  if (!first)
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < NR; ++j) t[r][j] = r < m && j < n ? c[j * ldc + r] : 0.0f;
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      V x = acc[r][v];
+      if (!first) x = I::add(x, I::load(&t[r][v * W]));
+      if (last) {
+        if constexpr (has_bias(E)) x = I::add(x, I::set1(r < m ? bias[r] : 0.0f));
+        x = activate<I, E>(x);
+      }
+      I::storeu(&t[r][v * W], x);
+    }
+  }
+  for (int j = 0; j < n; ++j) {
+    float* cj = c + j * ldc;
+    for (int r = 0; r < m; ++r) cj[r] = t[r][j];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The micro-kernel: C[0:m, 0:n] (+)= A panel . B panel over kc, m <= MR, n <= NR.
 //   a        PACK_A: packed panel, A(r,k) = a[k*MR + r]; else row-major, A(r,k) = a[r*lda + k]
 //            (rows r >= m are clamped to m-1 and their results dropped).
 //   b        packed panel, B(k,j) = b[k*NR + j], aligned to the vector size.
 //   first    overwrite C (else add to it); last: apply the epilogue (bias points at column 0).
-template <class I, class P, bool PACKED_A, Epilogue E>
+//   CT       C is stored transposed (the W-broadcast form, wbcast_x86.h): tile element (r, j) is
+//            c[j*ldc + r], and bias[r] belongs to tile row r.
+template <class I, class P, bool PACKED_A, Epilogue E, bool CT = false>
 __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __restrict a, long lda,
                                                         const float* __restrict b, float* c, long ldc,
                                                         int m, int n, bool first, bool last,
@@ -144,7 +180,7 @@ __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) arow[r] = a + long(r < m ? r : m - 1) * lda;
   }
-  if constexpr (PF > 0) {
+  if constexpr (PF > 0 && !CT) {
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r)
       if (r < m) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
@@ -157,9 +193,17 @@ __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __
       const float* bk = b + (k + u) * NR;
       if constexpr (PF > 0) {
         _mm_prefetch(reinterpret_cast<const char*>(bk + PF * NR), _MM_HINT_T0);
-        if constexpr (PACKED_A)
+        if constexpr (PACKED_A) {
           if ((u * MR * 4) % 64 < MR * 4)  // about one A prefetch per cache line
             _mm_prefetch(reinterpret_cast<const char*>(a + (k + u + PF) * MR), _MM_HINT_T0);
+        } else if constexpr (CT) {
+          // The W-broadcast form streams MR rows of W from memory in place: one prefetch per
+          // row per 16 k (a cache line), PF * 4 floats ahead.
+          if (u == 0 && ((k & 15) < U))
+#pragma GCC unroll 32
+            for (int r = 0; r < MR; ++r)
+              _mm_prefetch(reinterpret_cast<const char*>(arow[r] + k + PF * 4), _MM_HINT_T0);
+        }
       }
       V bv[NV];
 #pragma GCC unroll 8
@@ -183,6 +227,11 @@ __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __
 #pragma GCC unroll 8
       for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
     }
+  }
+
+  if constexpr (CT) {
+    store_transposed<I, P, E>(acc, c, ldc, m, n, first, last, bias);
+    return;
   }
 
   // The store, fully unrolled so the accumulators stay in registers (GCC spills them all
@@ -407,7 +456,9 @@ constexpr long ceil_div(long x, long to) { return (x + to - 1) / to; }
 // ---------------------------------------------------------------------------------------------
 // One thread's rectangle [m0,m1) x [n0,n1) of C = epilogue(A . B (+ bias)), full K.
 // Returns 0, or 1 when the scratch cannot be allocated.
-template <class I, class P, Epilogue E, class AOp, class BOp>
+// CT: C is stored transposed, C(i, j) at C[j*ldc + i], and bias[i] belongs to row i (the
+// W-broadcast form, wbcast_x86.h, which computes C^T = W X^T with W as this A).
+template <class I, class P, Epilogue E, bool CT = false, class AOp, class BOp>
 int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ldc, long K, long m0,
                 long m1, long n0, long n1) {
   static_assert(CheckParams<I, P>::ok, "");
@@ -451,8 +502,10 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
             a = A.row_ptr(ic + ir, pc);
             lda = A.ld;
           }
-          micro_kernel<I, P, kPackA, E>(kc, a, lda, bpack + jr * kc, C + (ic + ir) * ldc + jc + jr,
-                                        ldc, m, n, first, last, bias ? bias + jc + jr : nullptr);
+          float* c = CT ? C + (jc + jr) * ldc + ic + ir : C + (ic + ir) * ldc + jc + jr;
+          const float* tile_bias = bias ? bias + (CT ? ic + ir : jc + jr) : nullptr;
+          micro_kernel<I, P, kPackA, E, CT>(kc, a, lda, bpack + jr * kc, c, ldc, m, n, first, last,
+                                            tile_bias);
         };
         if (fused) {
           for (long jr = 0; jr < nc; jr += NR) {

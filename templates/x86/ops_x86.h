@@ -12,6 +12,8 @@
 //                         the thread split. Its opening comment explains the loop nest.
 //   ops_x86.h             this file: run<OP, EPI, PARAMS, STATIC_N, STATIC_K>(args, rt).
 //   dot_x86.h             the dot-product form (run_dot): B [N][K] read in place, for small M.
+//   wbcast_x86.h          the W-broadcast form (run_wbcast): C^T = W X^T on this file's core,
+//                         W [N][K] broadcast in place, X packed; for small and middling M.
 //   serial_runtime.h      SerialRuntime and SimpleThreadPool, for tests and benchmarks.
 //
 // A candidate (the whole code-generation contract):
@@ -88,7 +90,7 @@ enum class OpKind : int {
 
 namespace detail {
 
-template <class I, class P, Epilogue E, class AOp, class BOp>
+template <class I, class P, Epilogue E, class AOp, class BOp, bool CT = false>
 struct GemmJob {
   AOp a;
   BOp b;
@@ -106,25 +108,27 @@ struct GemmJob {
     BOp b = j.b;
     a.p += r.batch * j.stride_a;
     b.p += r.batch * j.stride_b;
-    if (gemm_region<I, P, E>(a, b, j.bias, j.c + r.batch * j.stride_c, j.ldc, j.K, r.m0, r.m1,
+    if (gemm_region<I, P, E, CT>(a, b, j.bias, j.c + r.batch * j.stride_c, j.ldc, j.K, r.m0, r.m1,
                              r.n0, r.n1))
       __atomic_store_n(&j.error, 1, __ATOMIC_RELAXED);
   }
 };
 
-template <class I, class P, Epilogue E, class AOp, class BOp>
+// CT: the GEMM computed is C^T (M x N, stored transposed: row stride M), see gemm_region.
+template <class I, class P, Epilogue E, bool CT = false, class AOp, class BOp>
 int launch(const DietcodeCpuRuntime* rt, const AOp& a, const BOp& b, const float* bias, float* c,
            long batch, long M, long N, long K, long stride_a, long stride_b, long stride_c) {
   if (M == 0 || N == 0 || batch == 0) return 0;
   const int threads = rt && rt->threads > 0 ? rt->threads : 1;
-  GemmJob<I, P, E, AOp, BOp> job{a, b, bias, c, M, N, K, N, stride_a, stride_b, stride_c, 1, 1};
+  using Job = GemmJob<I, P, E, AOp, BOp, CT>;
+  Job job{a, b, bias, c, M, N, K, CT ? M : N, stride_a, stride_b, stride_c, 1, 1};
   if (batch < threads) split_threads(threads, P::THREADS_M, M, N, K, P::MR, P::NR, P::NC, &job.tm, &job.tn);
   const long tasks = batch * job.tm * job.tn;
   if (tasks > 0x7fffffff) return 3;
   if (rt && rt->parallel_for && threads > 1 && tasks > 1)
-    rt->parallel_for(rt->pool, int(tasks), &GemmJob<I, P, E, AOp, BOp>::task, &job);
+    rt->parallel_for(rt->pool, int(tasks), &Job::task, &job);
   else
-    for (long t = 0; t < tasks; ++t) GemmJob<I, P, E, AOp, BOp>::task(&job, int(t), 0);
+    for (long t = 0; t < tasks; ++t) Job::task(&job, int(t), 0);
   return job.error;
 }
 
@@ -180,3 +184,4 @@ int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
 }  // namespace dc_x86
 
 #include "dot_x86.h"
+#include "wbcast_x86.h"

@@ -32,7 +32,7 @@ TEST(CostFeatures, NamesAreFixedUniqueAndOrdered) {
   EXPECT_EQ(names[size_t(Feature::kOccupancy)], "occupancy");
   EXPECT_EQ(names[size_t(Feature::kTmaProducer)], "tma_producer");
   EXPECT_EQ(names[size_t(Feature::kTunableMR)], "MR");
-  EXPECT_EQ(names.back(), "b_in_place");
+  EXPECT_EQ(names.back(), "c_transposed");
 }
 
 TEST(CostFeatures, SimtGemmTile) {

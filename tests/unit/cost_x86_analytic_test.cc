@@ -63,6 +63,23 @@ TEST(CostX86Analytic, PackingWeighsOnTheBlisFormAtSmallMAndNotOnTheDotForm) {
   EXPECT_GT(terms(x86("x86_avx512_f32", kBlis), 2048, 2304, 768).balance, 2 * blis.balance);
 }
 
+// The W-broadcast form computes C^T = W X^T: its tile is NR rows of C by MR columns, its
+// THREADS_M bands C's columns, and it packs X (C's A) alone, once per thread.
+TEST(CostX86Analytic, TheWBroadcastFormPacksXAloneInCsTransposedFrame) {
+  const AnalyticTerms t = terms(
+      x86("x86_avx512_wbcast_f32", {{"MR", 14}, {"NR", 32}, {"KC", 768}, {"MC", 168},
+                                    {"NC", 768}, {"THREADS_M", 0}}),
+      128, 2304, 768);
+  // The split of C^T (2304 x 128) with W's 14-row tiles: 2 x 1, so each thread has 83 tiles of
+  // 14 of W's rows (the busiest; 165 in all) by 4 of 32 rows of X, and packs all 128 rows of X.
+  const double fmas = 2.0 * 83 * 4 * 14 * 32 * 768;
+  const double packing = 128.0 * 768 * kPackFlopsPerElement;
+  EXPECT_NEAR(t.balance, 165.0 / (2 * 83) * fmas / (fmas + packing), 1e-9);
+  EXPECT_NEAR(t.f_pad, 2304.0 / (165 * 14), 1e-12);  // 2304 columns in tiles of 14; 128 rows in 32s
+  // The BLIS form on the same shape packs its 1152 columns of W: more than M = 128 rows amortise.
+  EXPECT_LT(terms(x86("x86_avx512_f32", kBlis), 128, 2304, 768).balance, t.balance);
+}
+
 TEST(CostX86Analytic, ReadingAInPlacePacksLess) {
   std::map<std::string, int> direct = kBlis;
   direct["PACK_A"] = 0;

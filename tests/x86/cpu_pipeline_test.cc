@@ -72,12 +72,12 @@ class CpuPipeline : public ::testing::Test {
     options.measure.flush_l2 = false;
     CpuMeasurer measurer(std::make_unique<WorkerProcess>(cpu_worker_command_for_tests()), options);
     for (const OpSpec& op : workload_.ops) {
-      // The BLIS form computes every op; the dot form those whose B is K-contiguous: dense with
-      // W [N,K] and batch_matmul NT.
+      // The BLIS form computes every op; the dot and W-broadcast forms those whose B is
+      // K-contiguous: dense with W [N,K] and batch_matmul NT.
       const std::vector<const TemplateSpace*> spaces = template_spaces_for(op, Target::kCpu);
       const bool listed = std::find(spaces.begin(), spaces.end(), &space) != spaces.end();
       ASSERT_EQ(listed, space.supports(op)) << op.name;
-      ASSERT_EQ(spaces.size(), op.kind != OpKind::kConv2d && op.b_k_contiguous() ? 4u : 2u)
+      ASSERT_EQ(spaces.size(), op.kind != OpKind::kConv2d && op.b_k_contiguous() ? 6u : 2u)
           << op.name;
       if (!listed) continue;
       std::vector<MeasureInput> inputs;
@@ -161,6 +161,15 @@ TEST_F(CpuPipeline, Avx2DotKernelsCompileCheckAndTimeForTheirOps) {
 TEST_F(CpuPipeline, Avx512DotKernelsCompileCheckAndTimeForTheirOps) {
   if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512";
   run_template(x86_avx512_dot_f32_space());
+}
+
+TEST_F(CpuPipeline, Avx2WbcastKernelsCompileCheckAndTimeForTheirOps) {
+  run_template(x86_avx2_wbcast_f32_space());
+}
+
+TEST_F(CpuPipeline, Avx512WbcastKernelsCompileCheckAndTimeForTheirOps) {
+  if (!cpu_has_avx512()) GTEST_SKIP() << "this CPU has no AVX-512";
+  run_template(x86_avx512_wbcast_f32_space());
 }
 
 }  // namespace

@@ -30,7 +30,11 @@ struct TileCase {
   const char* params;    // the rest of Params<MR, NR, ...>: KC, MC, NC, LOOP, TM, PACK_A, PF;
                          // for the dot form, of DotParams<MR, NR, ...>: KC, THREADS_M
   const char* epilogue;  // an Epilogue enumerator
-  bool dot = false;      // the dot-product form (run_dot): MR x NR vector accumulators
+  // run (the BLIS form), run_dot (MR x NR vector accumulators) or run_wbcast (the BLIS
+  // Params with PACK_A = 0, the tile stored transposed).
+  enum Form { kBlis, kDot, kWbcast } form = kBlis;
+  bool dot() const { return form == kDot; }
+  const char* run() const { return form == kDot ? "run_dot" : form == kWbcast ? "run_wbcast" : "run"; }
 };
 
 std::string shell_quote(const std::string& s) {
@@ -45,9 +49,9 @@ std::string assemble(const TileCase& c, const fs::path& dir) {
   const fs::path src = dir / "cand.cc", out = dir / "cand.s";
   std::ofstream(src) << "#include \"x86/ops_x86.h\"\n"
                      << "extern \"C\" int cand(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {\n"
-                     << "  return dc_x86::" << (c.dot ? "run_dot" : "run")
+                     << "  return dc_x86::" << c.run()
                      << "<dc_x86::OpKind::kDense, dc_x86::Epilogue::" << c.epilogue << ", dc_x86::"
-                     << (c.dot ? "DotParams<" : "Params<") << c.mr << ", " << c.nr << ", "
+                     << (c.dot() ? "DotParams<" : "Params<") << c.mr << ", " << c.nr << ", "
                      << c.params << ", " << c.unroll << ", dc_x86::Isa::" << c.isa
                      << ">, 768, 768>(a, rt);\n}\n";
   CxxCompiler compiler;
@@ -98,9 +102,15 @@ TEST(RegisterTile, TheUnrolledKLoopNeverStoresAVectorRegisterToTheStack) {
       {"kAvx2", 6, 16, 4, "256, 72, 3072, 0, 0, 0, 0", "kBiasGelu"},
       {"kAvx2", 14, 8, 4, "256, 112, 3072, 1, 0, 0, 8", "kNone"},
       // The dot-product form: its MR x NR accumulators are one vector per C element.
-      {"kAvx512", 4, 6, 2, "768, 1", "kNone", true},
-      {"kAvx512", 4, 6, 2, "768, 1", "kBiasGelu", true},
-      {"kAvx2", 4, 2, 2, "768, 1", "kBias", true},
+      {"kAvx512", 4, 6, 2, "768, 1", "kNone", TileCase::kDot},
+      {"kAvx512", 4, 6, 2, "768, 1", "kBiasGelu", TileCase::kDot},
+      {"kAvx2", 4, 2, 2, "768, 1", "kBias", TileCase::kDot},
+      // The W-broadcast form: W's rows broadcast in place (and prefetched), the tile stored
+      // transposed through a stack buffer after the loop (so no GELU here: its FMAs would make
+      // that store look like a k loop).
+      {"kAvx512", 28, 16, 4, "768, 168, 768, 0, 0, 0, 8", "kNone", TileCase::kWbcast},
+      {"kAvx512", 6, 64, 4, "768, 168, 768, 1, 0, 0, 0", "kBias", TileCase::kWbcast},
+      {"kAvx2", 6, 16, 4, "768, 168, 768, 0, 0, 0, 8", "kBias", TileCase::kWbcast},
   };
   std::string pattern = (fs::temp_directory_path() / "register-tile-test-XXXXXX").string();
   const fs::path dir = ::mkdtemp(pattern.data());
@@ -108,7 +118,7 @@ TEST(RegisterTile, TheUnrolledKLoopNeverStoresAVectorRegisterToTheStack) {
     const std::string name = std::string(c.isa) + " " + std::to_string(c.mr) + "x" +
                              std::to_string(c.nr) + " <" + c.params + "> " + c.epilogue;
     const int width = std::string(c.isa) == "kAvx512" ? 16 : 8;
-    const int loop_fmas = c.mr * (c.dot ? c.nr : c.nr / width) * c.unroll;
+    const int loop_fmas = c.mr * (c.dot() ? c.nr : c.nr / width) * c.unroll;
     int loops = 0;
     for (const Block& b : blocks_of(assemble(c, dir))) {
       if (b.fmas < loop_fmas) continue;

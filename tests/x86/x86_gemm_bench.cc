@@ -32,6 +32,16 @@ int dense_gelu(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
   return dc_x86::run<OpKind::kDense, Epilogue::kBiasGelu, P>(a, rt);
 }
 
+template <class P>
+int dot_gelu(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  return dc_x86::run_dot<OpKind::kDense, Epilogue::kBiasGelu, P>(a, rt);
+}
+
+template <class P>
+int wbcast_gelu(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  return dc_x86::run_wbcast<OpKind::kDense, Epilogue::kBiasGelu, P>(a, rt);
+}
+
 struct Candidate {
   const char* name;
   DietcodeCpuKernelFn fn;
@@ -54,6 +64,13 @@ const Candidate kCandidates[] = {
     {"avx512 14x32 kc384 mc56 loop1", dense_gelu<Params<14, 32, 384, 56, 3072, 1, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
     {"avx512 6x64 kc256 mc96", dense_gelu<Params<6, 64, 256, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
     {"avx512 8x48 kc384 mc96", dense_gelu<Params<8, 48, 384, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 dot 4x6 kc768", dot_gelu<dc_x86::DotParams<4, 6, 768, 1, 2, dc_x86::Isa::kAvx512>>},
+    // The W-broadcast form (c15..): MR rows of W by NR rows of X.
+    {"avx512 wbcast 28x16 kc768 mc168 nc768 pf8", wbcast_gelu<Params<28, 16, 768, 168, 768, 0, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 wbcast 14x32 kc768 mc168 nc768 pf8", wbcast_gelu<Params<14, 32, 768, 168, 768, 0, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 wbcast 14x32 kc768 loop1 pf8", wbcast_gelu<Params<14, 32, 768, 168, 768, 1, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 wbcast 6x64 kc768 loop1 pf8", wbcast_gelu<Params<6, 64, 768, 168, 768, 1, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 wbcast 8x48 kc768 loop1 pf0", wbcast_gelu<Params<8, 48, 768, 168, 768, 1, 0, 0, 0, 4, dc_x86::Isa::kAvx512>>},
 #endif
 };
 constexpr int kNumCandidates = int(sizeof(kCandidates) / sizeof(kCandidates[0]));

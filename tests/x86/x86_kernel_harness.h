@@ -246,18 +246,19 @@ inline std::vector<Problem> gemm_shapes(Op op, const Tiles& t) {
   return v;
 }
 
-// Runs the dot-product form (run_dot: dense and batch_matmul NT only) from get(op, epilogue)
-// on the shapes of gemm_shapes for its tile, plus K tails shorter than a vector, on both
-// runtimes: dense with every epilogue, batch_matmul NT with none and bias+GELU.
+// Runs a form that reads B [N][K] in place (dense and batch_matmul NT only) from
+// get(op, epilogue) on the shapes of gemm_shapes for its tiles in C's frame, plus K tails
+// shorter than a vector, on both runtimes: dense with every epilogue, batch_matmul NT with none
+// and bias+GELU.
 template <class Get>
-void check_dot_form(Get get, long mr, long nr, long kc, const DietcodeCpuRuntime* serial,
-                    const DietcodeCpuRuntime* pooled) {
+void check_b_in_place_form(const char* form, Get get, const Tiles& tiles,
+                           const DietcodeCpuRuntime* serial, const DietcodeCpuRuntime* pooled) {
   int failures = 0;
   for (Op op : {Op::kDense, Op::kBmmNT}) {
-    std::vector<Problem> shapes = gemm_shapes(op, Tiles{mr, nr, kc, 3 * mr, 4 * nr});
+    std::vector<Problem> shapes = gemm_shapes(op, tiles);
     const long batch = op == Op::kDense ? 1 : 3, gap = op == Op::kDense ? 0 : 5;
-    shapes.push_back(gemm(op, mr + 2, nr + 1, 3, batch, gap));  // K below one vector
-    shapes.push_back(gemm(op, 5, 7, 17, batch, gap));          // a vector and a tail
+    shapes.push_back(gemm(op, tiles.MR + 2, tiles.NR + 1, 3, batch, gap));  // K below one vector
+    shapes.push_back(gemm(op, 5, 7, 17, batch, gap));                      // a vector and a tail
     const std::vector<int> epis = op == Op::kDense ? std::vector<int>{0, 1, 2, 3, 4, 5}
                                                    : std::vector<int>{0, 5};
     for (const Problem& p : shapes) {
@@ -265,11 +266,26 @@ void check_dot_form(Get get, long mr, long nr, long kc, const DietcodeCpuRuntime
       for (int epi : epis)
         for (const DietcodeCpuRuntime* rt : {serial, pooled}) {
           const std::string err = c.run_and_check(get(op, epi), epi, rt);
-          EXPECT_EQ(err, "") << "dot form, threads " << rt->threads;
+          EXPECT_EQ(err, "") << form << ", threads " << rt->threads;
           if (!err.empty() && ++failures > 5) return;
         }
     }
   }
+}
+
+// The dot-product form (run_dot): its MR x NR tile is C's, blocked only along K.
+template <class Get>
+void check_dot_form(Get get, long mr, long nr, long kc, const DietcodeCpuRuntime* serial,
+                    const DietcodeCpuRuntime* pooled) {
+  check_b_in_place_form("dot form", get, Tiles{mr, nr, kc, 3 * mr, 4 * nr}, serial, pooled);
+}
+
+// The W-broadcast form (run_wbcast) computes C^T: its MR rows are C's columns, its NR columns
+// (the vectors) C's rows, MC blocks C's columns and NC its rows.
+template <class Get>
+void check_wbcast_form(Get get, long mr, long nr, long kc, long mc, long nc,
+                       const DietcodeCpuRuntime* serial, const DietcodeCpuRuntime* pooled) {
+  check_b_in_place_form("W-broadcast form", get, Tiles{nr, mr, kc, nc, mc}, serial, pooled);
 }
 
 inline std::vector<Problem> conv_shapes() {

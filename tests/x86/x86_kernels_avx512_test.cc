@@ -104,6 +104,30 @@ DietcodeCpuKernelFn dot_kernels(Op op, int epi) {
   return epi == 0 ? dot_kernel<OpKind::kBatchMatmulNT, 0, P> : dot_kernel<OpKind::kBatchMatmulNT, 5, P>;
 }
 
+// The W-broadcast form (wbcast_x86.h): W broadcast in place, X packed, C stored transposed.
+template <OpKind OP, int EPI, class P>
+int wbcast_kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  return dc_x86::run_wbcast<OP, Epilogue(EPI), P>(a, rt);
+}
+
+template <class P>
+DietcodeCpuKernelFn wbcast_kernels(Op op, int epi) {
+  static const DietcodeCpuKernelFn dense[6] = {
+      wbcast_kernel<OpKind::kDense, 0, P>, wbcast_kernel<OpKind::kDense, 1, P>,
+      wbcast_kernel<OpKind::kDense, 2, P>, wbcast_kernel<OpKind::kDense, 3, P>,
+      wbcast_kernel<OpKind::kDense, 4, P>, wbcast_kernel<OpKind::kDense, 5, P>};
+  if (op == Op::kDense) return dense[epi];
+  return epi == 0 ? wbcast_kernel<OpKind::kBatchMatmulNT, 0, P>
+                  : wbcast_kernel<OpKind::kBatchMatmulNT, 5, P>;
+}
+
+template <class P>
+void check_wbcast(int threads) {
+  dc_x86::SimpleThreadPool pool{threads};
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  check_wbcast_form(wbcast_kernels<P>, P::MR, P::NR, P::KC, P::MC, P::NC, &serial, &pooled);
+}
+
 template <class P>
 void check_dot(int threads) {
   dc_x86::SimpleThreadPool pool{threads};
@@ -155,6 +179,17 @@ TEST(X86KernelsAvx512, DotForm4x6) {
 TEST(X86KernelsAvx512, DotForm6x4SmallKc) {
   SKIP_WITHOUT_AVX512();
   check_dot<dc_x86::DotParams<6, 4, 32, 0, 1, Isa::kAvx512>>(2);
+}
+
+// The W-broadcast form with 512-bit vectors: a tile for M up to 16 (28 rows of W), and 6 x 64
+// with W prefetched and a K block that does not divide K.
+TEST(X86KernelsAvx512, WbcastForm28x16) {
+  SKIP_WITHOUT_AVX512();
+  check_wbcast<Params<28, 16, 768, 56, 64, 0, 0, 0, 0, 4, Isa::kAvx512>>(3);
+}
+TEST(X86KernelsAvx512, WbcastForm6x64PrefetchOddKc) {
+  SKIP_WITHOUT_AVX512();
+  check_wbcast<Params<6, 64, 37, 12, 128, 1, 2, 0, 16, 2, Isa::kAvx512>>(2);
 }
 
 }  // namespace

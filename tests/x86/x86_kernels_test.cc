@@ -89,6 +89,30 @@ DietcodeCpuKernelFn dot_kernels(Op op, int epi) {
   return epi == 0 ? dot_kernel<OpKind::kBatchMatmulNT, 0, P> : dot_kernel<OpKind::kBatchMatmulNT, 5, P>;
 }
 
+// The W-broadcast form (wbcast_x86.h): W broadcast in place, X packed, C stored transposed.
+template <OpKind OP, int EPI, class P>
+int wbcast_kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  return dc_x86::run_wbcast<OP, Epilogue(EPI), P>(a, rt);
+}
+
+template <class P>
+DietcodeCpuKernelFn wbcast_kernels(Op op, int epi) {
+  static const DietcodeCpuKernelFn dense[6] = {
+      wbcast_kernel<OpKind::kDense, 0, P>, wbcast_kernel<OpKind::kDense, 1, P>,
+      wbcast_kernel<OpKind::kDense, 2, P>, wbcast_kernel<OpKind::kDense, 3, P>,
+      wbcast_kernel<OpKind::kDense, 4, P>, wbcast_kernel<OpKind::kDense, 5, P>};
+  if (op == Op::kDense) return dense[epi];
+  return epi == 0 ? wbcast_kernel<OpKind::kBatchMatmulNT, 0, P>
+                  : wbcast_kernel<OpKind::kBatchMatmulNT, 5, P>;
+}
+
+template <class P>
+void check_wbcast(int threads) {
+  dc_x86::SimpleThreadPool pool{threads};
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  check_wbcast_form(wbcast_kernels<P>, P::MR, P::NR, P::KC, P::MC, P::NC, &serial, &pooled);
+}
+
 template <class P>
 void check_dot(int threads) {
   dc_x86::SimpleThreadPool pool(threads);
@@ -99,6 +123,27 @@ void check_dot(int threads) {
 TEST(X86Kernels, DotForm4x2) { check_dot<dc_x86::DotParams<4, 2, 256, 1, 2>>(3); }
 TEST(X86Kernels, DotForm1x12AutoSplitSmallKc) { check_dot<dc_x86::DotParams<1, 12, 8, 0, 1>>(3); }
 TEST(X86Kernels, DotForm3x3Unroll4SplitM) { check_dot<dc_x86::DotParams<3, 3, 64, 2, 4>>(2); }
+
+// W-broadcast form: the default tile with W prefetched, loop order 1 with THREADS_M 2 (bands
+// over W's rows), and a thin tile with small blocks and an odd K block.
+TEST(X86Kernels, WbcastForm6x16Prefetch) {
+  check_wbcast<Params<6, 16, 256, 72, 3072, 0, 0, 0, 8, 4>>(3);
+}
+TEST(X86Kernels, WbcastForm4x24Loop1SplitW) {
+  check_wbcast<Params<4, 24, 64, 8, 48, 1, 2, 0, 4, 3>>(2);
+}
+TEST(X86Kernels, WbcastForm12x8OddKcTinyBlocks) {
+  check_wbcast<Params<12, 8, 17, 12, 16, 0, 1, 0, 0, 1>>(3);
+}
+
+TEST(X86Kernels, WbcastFormRefusesOpsWhoseBIsNotRowsOfK) {
+  DietcodeArgs a{};
+  const DietcodeCpuRuntime rt = dc_x86::serial_runtime();
+  using P = Params<6, 16, 256, 72, 3072, 0, 0, 0, 0, 4>;
+  EXPECT_EQ((dc_x86::run_wbcast<OpKind::kBatchMatmulNN, Epilogue::kNone, P>(&a, &rt)), 3);
+  EXPECT_EQ((dc_x86::run_wbcast<OpKind::kDenseKN, Epilogue::kNone, P>(&a, &rt)), 3);
+  EXPECT_EQ((dc_x86::run_wbcast<OpKind::kConv2d, Epilogue::kNone, P>(&a, &rt)), 3);
+}
 
 // Other op kinds are not the dot form's: they are refused, never computed wrongly.
 TEST(X86Kernels, DotFormRefusesOpsWhoseBIsNotRowsOfK) {

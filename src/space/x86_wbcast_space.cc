@@ -1,0 +1,73 @@
+// The CPU's W-broadcast templates (templates/x86/wbcast_x86.h, run_wbcast): C^T = W X^T on the
+// BLIS core with the operands' roles swapped, so W's K-contiguous rows are broadcast in place
+// and only X is packed. They compute the ops whose A is [M][K] and B is [N][K] — dense and
+// batch_matmul NT — and aim at small and middling M, where the BLIS form's repacking of W is a
+// large share of the time and the dot form's horizontal sums cost more than a transposed store.
+//
+// The tunables are dc_x86::Params read in C^T's frame: MR rows of W (columns of C), NR rows of X
+// as NR / W vectors, MC a block of W's rows, NC a block of X's rows. PACK_A is always 0 (W is
+// read in place), so it is no tunable here. The register file bounds MR and NR as in the BLIS
+// form. KC goes up to 1024 because each K block ends in a transposed store of the whole tile.
+#include "space/templates.h"
+
+namespace dietcode {
+
+namespace {
+
+TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int registers,
+                                    std::vector<int> nr, std::vector<int> mr) {
+  TemplateSpace s;
+  s.tmpl = tmpl;
+  s.target = Target::kCpu;
+  s.tunables = {
+      {"MR", std::move(mr), vector_floats == 8 ? 6 : 14, "rows of W broadcast per k (columns of C)"},
+      {"NR", std::move(nr), vector_floats == 8 ? 16 : 32, "rows of X per register tile, as vectors"},
+      {"KC", {128, 256, 384, 512, 768, 1024}, 768, "K block: one transposed store per block"},
+      {"MC", {24, 48, 72, 96, 120, 144, 168, 192, 240, 288, 336}, 168,
+       "block of W's rows, whole MR panels"},
+      {"NC", {96, 192, 384, 768, 1536, 3072}, 768, "block of X's rows, whole NR panels"},
+      {"LOOP_ORDER", {0, 1}, 0, "0: X micro-panel outer (in L1); 1: W rows outer"},
+      {"THREADS_M", {0, 1, 2, 4}, 0, "thread bands over W's rows (0: chosen per shape)"},
+      {"PREFETCH", {0, 4, 8, 16}, 8, "prefetch distance for X's panel and W's rows (0: none)"},
+      {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
+  };
+  s.chains = {{"BM", {"NC"}}, {"BN", {"MC"}}};  // C's frame: X's rows are C's rows
+  const int w = vector_floats, r = registers;
+  s.constraints = {
+      {"MR x NR/W accumulators + NR/W X vectors + 1 broadcast fit the vector registers",
+       [w, r](const MicroKernel& mk, const SpaceContext&) {
+         const int nv = mk.get("NR") / w;
+         return mk.get("MR") * nv + nv + 1 <= r;
+       },
+       {"MR", "NR"}},
+      {"MC is a multiple of MR",
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("MC") % mk.get("MR") == 0; },
+       {"MR", "MC"}},
+      {"NC is a multiple of NR",
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("NC") % mk.get("NR") == 0; },
+       {"NR", "NC"}},
+  };
+  s.supports = [](const OpSpec& op) {
+    if (op.dtype != DType::kFloat32) return false;
+    // W must be K-contiguous ([N][K]) to be broadcast in place along K.
+    return op.b_k_contiguous() && (op.kind == OpKind::kDense ||
+                                   (op.kind == OpKind::kBatchMatmul && !op.transpose_a));
+  };
+  return s;
+}
+
+}  // namespace
+
+const TemplateSpace& x86_avx2_wbcast_f32_space() {
+  static const TemplateSpace space = make_x86_wbcast_space(
+      "x86_avx2_wbcast_f32", 8, 16, {8, 16, 24, 32}, {1, 2, 3, 4, 6, 8, 12, 14});
+  return space;
+}
+
+const TemplateSpace& x86_avx512_wbcast_f32_space() {
+  static const TemplateSpace space = make_x86_wbcast_space(
+      "x86_avx512_wbcast_f32", 16, 32, {16, 32, 48, 64}, {1, 2, 3, 4, 6, 8, 12, 14, 24, 28});
+  return space;
+}
+
+}  // namespace dietcode

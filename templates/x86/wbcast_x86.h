@@ -1,0 +1,54 @@
+// wbcast_x86.h: the W-broadcast form of the x86 fp32 GEMM, for B stored [N][K] (dense's W,
+// batch_matmul with transpose_b) with A stored [M][K]. It computes C^T = B . A^T on the BLIS
+// core of gemm_x86.h with the operands' roles swapped: B's rows are the broadcast operand, read
+// in place (PACK_A = 0 of the core), and A is packed into NR-row panels, so the vectors run
+// along M and the C tile is stored transposed (gemm_region's CT).
+//
+// Why a third form. The BLIS form packs W, an 8x8 transpose of every weight on every call; at
+// M = 128 that is about a fifth of the time, and nothing overlaps it with the FMAs. The dot form
+// (dot_x86.h) reads W in place but pays a horizontal sum per output and K block. Here W streams
+// from memory once per row band of A while the FMAs run, only A (M x K, small where this form
+// pays) is packed, and the accumulators are plain vectors of C^T. The transposed store costs one
+// scalar move per output per K block.
+//
+// Tunables: dc_x86::Params, read in C^T's frame: MR rows of W (columns of C) broadcast per k,
+// NR rows of A (a multiple of the vector width) per vector row of the tile, MC a block of W's
+// rows, NC a block of A's rows, THREADS_M the thread bands over W's rows (N). PACK_A must be 0:
+// packing W is what this form avoids. PREFETCH > 0 also prefetches the MR streams of W.
+#pragma once
+
+#include "gemm_x86.h"
+
+namespace dc_x86 {
+
+// The W-broadcast form for ops whose A is [M][K] and B is [N][K]: dense, batch_matmul NT.
+// Same contract and return codes as run() in ops_x86.h; other op kinds return 3.
+template <OpKind OP, Epilogue EPI, class P = Params<>, long STATIC_N = 0, long STATIC_K = 0>
+int run_wbcast(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
+  using I = typename IsaTraits<P::ISA>::type;
+  static_assert(CheckParams<I, P>::ok, "");
+  static_assert(P::PACK_A == 0, "the W-broadcast form reads W in place (PACK_A = 0)");
+  if constexpr (OP != OpKind::kDense && OP != OpKind::kBatchMatmulNT) {
+    return 3;
+  } else {
+    const float* bias = static_cast<const float*>(args->bias);
+    if (has_bias(EPI) && !bias) return 3;
+    if (!has_bias(EPI)) bias = nullptr;
+    const long M = args->m;
+    const long N = STATIC_N ? STATIC_N : args->n;
+    const long K = STATIC_K ? STATIC_K : args->k;
+    if ((STATIC_N && args->n != STATIC_N) || (STATIC_K && args->k != STATIC_K)) return 2;
+    constexpr bool dense = OP == OpKind::kDense;
+    const long batch = dense ? 1 : args->batch;
+    if (M < 0 || N < 0 || K < 0 || batch < 0) return 3;
+    // C^T = W . X^T: W ([N][K], rows in place) is the core's A, X ([M][K]) its packed B.
+    const AMatrixMK w{static_cast<const float*>(args->b), K};
+    const BMatrixNK x{static_cast<const float*>(args->a), K};
+    return detail::launch<I, P, EPI, /*CT=*/true>(
+        rt, w, x, bias, static_cast<float*>(args->c), batch, N, M, K,
+        dense ? 0 : long(args->stride_b), dense ? 0 : long(args->stride_a),
+        dense ? 0 : long(args->stride_c));
+  }
+}
+
+}  // namespace dc_x86
