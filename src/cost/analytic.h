@@ -87,9 +87,11 @@ struct KernelProfile {
   int threads_m = 0;  // the THREADS_M tunable: 0 lets the kernel pick the split
   int nc = 1;         // the NC tunable: B's column block, which A is packed again for
   bool packs_a = false, packs_b = false;  // the BLIS form packs B, and A unless PACK_A = 0
-  // The W-broadcast form computes C^T: tile_m / tile_n are given in C's frame (NR x MR), and
-  // threads_m bands C's columns.
+  // The W-broadcast form computes C^T: tile_m / tile_n are given in C's frame (NR x MR),
+  // threads_m bands C's columns, nc blocks C's rows (X's), bk is KC, and each K block ends in
+  // a transposed store of the tile.
   bool transposed = false;
+  double transposed_store_ns_per_element = 0;
   double pack_ns_per_element = 0;         // what packing one element costs a thread
 };
 

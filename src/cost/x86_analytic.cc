@@ -68,6 +68,15 @@ int vector_lanes(const std::string& tmpl) {
 // alike.
 constexpr double kPackNsPerElement = 0.5;
 
+// The W-broadcast form's transposed store of one tile element at the end of a K block: a
+// vector store into the stack buffer, a scalar copy out to C, and after the first block a
+// scalar read of C back. Chosen by replaying the Zen 4 log of docs/results/cpu (H) through
+// the model, 20 held-out splits per op: against no store term, 0.8 ns raised the Spearman
+// over every template from 0.50 / 0.49 / 0.73 / 0.69 to 0.58 / 0.56 / 0.75 / 0.71
+// (qkv / proj / fc1 / fc2); 0.4 to 1.6 scored alike. In a standalone timing, KC = 256 instead
+// of 1024 (three more stores of each element) cost such a kernel about 17% at M = 2048.
+constexpr double kTransposedStoreNsPerElement = 0.8;
+
 }  // namespace
 
 KernelProfile make_x86_profile(const KernelCandidate& c) {
@@ -82,9 +91,11 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     p.transposed = true;
     p.tile_m = nr;
     p.tile_n = mr;
-    p.nc = 1 << 30;
+    p.nc = std::max(1, c.mk.get_or("NC", 1 << 30));
+    p.bk = std::max(1, c.mk.get_or("KC", 1 << 30));
     p.packs_b = false;
     p.packs_a = true;
+    p.transposed_store_ns_per_element = kTransposedStoreNsPerElement;
   } else {
     p.tile_m = mr;
     p.tile_n = nr;
@@ -134,17 +145,27 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   }
   busiest_tiles = own_batches * double(own_m_tiles) * double(own_n_tiles);
   t.balance = busiest_tiles > 0 ? all_tiles / (double(threads) * busiest_tiles) : 1;
-  if (busiest_tiles > 0 && (p.packs_a || p.packs_b) && p.pack_ns_per_element > 0) {
+  const double own_rows = double(own_m_tiles * p.tile_m), own_cols = double(own_n_tiles * p.tile_n);
+  if (busiest_tiles > 0 && (p.packs_a || p.packs_b || p.transposed)) {
     const double k = double(shape.K);
-    const double rows = double(own_m_tiles * p.tile_m), cols = double(own_n_tiles * p.tile_n);
     double packed = 0;  // elements
-    if (p.packs_b) packed += cols * k;
-    if (p.packs_a) packed += rows * k * double(ceil_div(int64_t(cols), std::max(1, p.nc)));
+    if (p.packs_b) packed += own_cols * k;
+    // The BLIS form packs its rows of A again for every NC block of its columns; the
+    // W-broadcast form's NC blocks its rows of X, each packed once.
+    if (p.packs_a)
+      packed += own_rows * k *
+                (p.transposed ? 1.0 : double(ceil_div(int64_t(own_cols), std::max(1, p.nc))));
     packed *= own_batches;
+    // The W-broadcast form's transposed stores: every tile element once per K block.
+    const double stored = p.transposed ? busiest_tiles * p.tile_m * p.tile_n *
+                                             double(std::max<int64_t>(1, ceil_div(shape.K, p.bk)))
+                                       : 0.0;
     const double fma_flops = 2.0 * busiest_tiles * p.tile_m * p.tile_n * k;
-    // The packing time in FLOPs of one thread's peak (FLOP/us, and ns -> us).
-    const double pack_flops = packed * p.pack_ns_per_element * 1e-3 * p.peak_flops_per_us / threads;
-    if (fma_flops > 0) t.balance *= fma_flops / (fma_flops + pack_flops);
+    // Those times in FLOPs of one thread's peak (FLOP/us, and ns -> us).
+    const double flops_per_ns = 1e-3 * p.peak_flops_per_us / threads;
+    const double side_flops = (packed * p.pack_ns_per_element +
+                               stored * p.transposed_store_ns_per_element) * flops_per_ns;
+    if (fma_flops > 0) t.balance *= fma_flops / (fma_flops + side_flops);
   }
   t.f_pad = double(shape.M) * double(shape.N) /
             (double(m_tiles * p.tile_m) * double(n_tiles * p.tile_n));
@@ -153,7 +174,10 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   t.sms = threads;
   const double batch = double(shape.batch), m = double(shape.M), n = double(shape.N),
                k = double(shape.K);
-  t.main_bytes = batch * (m * k * tn + n * k * tm + m * n) * p.element_bytes;
+  // The W-broadcast form streams its rows of W once per NC block of its rows of X.
+  const double w_passes =
+      p.transposed ? double(ceil_div(int64_t(own_rows), std::max(1, p.nc))) : 1.0;
+  t.main_bytes = batch * (m * k * tn + n * k * tm * w_passes + m * n) * p.element_bytes;
   t.bandwidth_bytes_per_us = p.bandwidth_bytes_per_us;
   t.peak_flops_per_us = p.peak_flops_per_us;
   return with_params(t, params);

@@ -29,6 +29,8 @@ const std::map<std::string, int> kBlis = {{"MR", 12}, {"NR", 32}, {"KC", 256}, {
 
 // 0.5 ns of packing an element, in FLOPs of one thread's 245 GFLOP/s.
 constexpr double kPackFlopsPerElement = 0.5e-3 * 245e3;
+// 0.8 ns of the W-broadcast form's transposed store of an element, likewise.
+constexpr double kStoreFlopsPerElement = 0.8e-3 * 245e3;
 
 TEST(CostX86Analytic, EvenSplitOfWholeTilesAtLargeM) {
   // M = 2048 rows on 2 threads, N = 2304 = 72 tiles of 32: the split is 1 x 2, even. Each
@@ -71,13 +73,29 @@ TEST(CostX86Analytic, TheWBroadcastFormPacksXAloneInCsTransposedFrame) {
                                     {"NC", 768}, {"THREADS_M", 0}}),
       128, 2304, 768);
   // The split of C^T (2304 x 128) with W's 14-row tiles: 2 x 1, so each thread has 83 tiles of
-  // 14 of W's rows (the busiest; 165 in all) by 4 of 32 rows of X, and packs all 128 rows of X.
+  // 14 of W's rows (the busiest; 165 in all) by 4 of 32 rows of X, packs all 128 rows of X,
+  // and stores each of its 83 x 4 tiles transposed once (K = 768 is one K block).
   const double fmas = 2.0 * 83 * 4 * 14 * 32 * 768;
   const double packing = 128.0 * 768 * kPackFlopsPerElement;
-  EXPECT_NEAR(t.balance, 165.0 / (2 * 83) * fmas / (fmas + packing), 1e-9);
+  const double storing = 83.0 * 4 * 14 * 32 * kStoreFlopsPerElement;
+  EXPECT_NEAR(t.balance, 165.0 / (2 * 83) * fmas / (fmas + packing + storing), 1e-9);
   EXPECT_NEAR(t.f_pad, 2304.0 / (165 * 14), 1e-12);  // 2304 columns in tiles of 14; 128 rows in 32s
   // The BLIS form on the same shape packs its 1152 columns of W: more than M = 128 rows amortise.
   EXPECT_LT(terms(x86("x86_avx512_f32", kBlis), 128, 2304, 768).balance, t.balance);
+}
+
+// Each K block ends in a transposed store, and each NC block of X's rows streams W again.
+TEST(CostX86Analytic, TheWBroadcastFormPaysPerKBlockAndPerBlockOfXsRows) {
+  auto wbcast = [](int kc, int nc) {
+    return x86("x86_avx512_wbcast_f32", {{"MR", 6}, {"NR", 64}, {"KC", kc}, {"MC", 168},
+                                         {"NC", nc}, {"THREADS_M", 2}});
+  };
+  const AnalyticTerms one_block = terms(wbcast(1024, 3072), 2048, 2304, 768);
+  const AnalyticTerms three_blocks = terms(wbcast(256, 3072), 2048, 2304, 768);
+  EXPECT_LT(three_blocks.balance, one_block.balance);
+  // 2 threads over W's rows, each with all 2048 rows of X: NC = 256 streams W 8 times.
+  const AnalyticTerms eight_passes = terms(wbcast(1024, 256), 2048, 2304, 768);
+  EXPECT_DOUBLE_EQ(eight_passes.main_bytes - one_block.main_bytes, 7.0 * 2304 * 768 * 4);
 }
 
 TEST(CostX86Analytic, ReadingAInPlacePacksLess) {
