@@ -5,6 +5,7 @@
 // never repack W. What bounds them is the register file: MR x NR accumulators, MR vectors of A
 // and one of B.
 #include "space/templates.h"
+#include "space/x86_space_rules.h"
 
 namespace dietcode {
 
@@ -29,12 +30,8 @@ TemplateSpace make_x86_dot_space(const char* tmpl, int vector_floats, int regist
        },
        {"MR", "NR"}},
   };
-  s.supports = [](const OpSpec& op) {
-    if (op.dtype != DType::kFloat32) return false;
-    // B must be K-contiguous ([N][K]) to be read in place along K.
-    return op.b_k_contiguous() && (op.kind == OpKind::kDense ||
-                                   (op.kind == OpKind::kBatchMatmul && !op.transpose_a));
-  };
+  // B must be K-contiguous ([N][K]) to be read in place along K.
+  s.supports = x86_b_rows_are_k_contiguous;
   return s;
 }
 

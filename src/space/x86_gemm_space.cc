@@ -8,6 +8,7 @@
 // fit (KC x NR in L1, MC x KC in L2) is left to measurement and the cost model: a blocking
 // that spills a cache level is slow, not wrong.
 #include "space/templates.h"
+#include "space/x86_space_rules.h"
 
 namespace dietcode {
 
@@ -38,21 +39,7 @@ TemplateSpace make_x86_space(const IsaShape& isa) {
       {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
   };
   s.chains = {{"BM", {"MC"}}, {"BN", {"NC"}}};
-  const int w = isa.vector_floats, r = isa.registers;
-  s.constraints = {
-      {"MR x NR/W accumulators + NR/W B vectors + 1 broadcast fit the vector registers",
-       [w, r](const MicroKernel& mk, const SpaceContext&) {
-         const int nv = mk.get("NR") / w;
-         return mk.get("MR") * nv + nv + 1 <= r;
-       },
-       {"MR", "NR"}},
-      {"MC is a multiple of MR",
-       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("MC") % mk.get("MR") == 0; },
-       {"MR", "MC"}},
-      {"NC is a multiple of NR",
-       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("NC") % mk.get("NR") == 0; },
-       {"NR", "NC"}},
-  };
+  s.constraints = x86_blis_core_constraints(isa.vector_floats, isa.registers, "B vectors");
   s.supports = [](const OpSpec& op) { return op.dtype == DType::kFloat32; };
   return s;
 }

@@ -9,6 +9,7 @@
 // read in place), so it is no tunable here. The register file bounds MR and NR as in the BLIS
 // form. KC goes up to 1024 because each K block ends in a transposed store of the whole tile.
 #include "space/templates.h"
+#include "space/x86_space_rules.h"
 
 namespace dietcode {
 
@@ -32,27 +33,9 @@ TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int reg
       {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
   };
   s.chains = {{"BM", {"NC"}}, {"BN", {"MC"}}};  // C's frame: X's rows are C's rows
-  const int w = vector_floats, r = registers;
-  s.constraints = {
-      {"MR x NR/W accumulators + NR/W X vectors + 1 broadcast fit the vector registers",
-       [w, r](const MicroKernel& mk, const SpaceContext&) {
-         const int nv = mk.get("NR") / w;
-         return mk.get("MR") * nv + nv + 1 <= r;
-       },
-       {"MR", "NR"}},
-      {"MC is a multiple of MR",
-       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("MC") % mk.get("MR") == 0; },
-       {"MR", "MC"}},
-      {"NC is a multiple of NR",
-       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("NC") % mk.get("NR") == 0; },
-       {"NR", "NC"}},
-  };
-  s.supports = [](const OpSpec& op) {
-    if (op.dtype != DType::kFloat32) return false;
-    // W must be K-contiguous ([N][K]) to be broadcast in place along K.
-    return op.b_k_contiguous() && (op.kind == OpKind::kDense ||
-                                   (op.kind == OpKind::kBatchMatmul && !op.transpose_a));
-  };
+  s.constraints = x86_blis_core_constraints(vector_floats, registers, "X vectors");
+  // W must be K-contiguous ([N][K]) to be broadcast in place along K.
+  s.supports = x86_b_rows_are_k_contiguous;
   return s;
 }
 

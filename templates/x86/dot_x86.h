@@ -15,6 +15,8 @@
 // UNROLL (K steps of W floats per loop iteration). Tiles past the edge re-read the last valid
 // row and drop the result; a K tail shorter than W is loaded masked, so the loop never reads
 // past a row.
+// Include ops_x86.h, not this file: it includes this one after the op kinds and the argument
+// reading (detail::rows_of_k_problem) used here.
 #pragma once
 
 #include "gemm_x86.h"
@@ -150,39 +152,21 @@ template <OpKind OP, Epilogue EPI, class P = DotParams<>, long STATIC_N = 0, lon
 int run_dot(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
   using I = typename IsaTraits<P::ISA>::type;
   static_assert(CheckDotParams<I, P>::ok, "");
-  if constexpr (OP != OpKind::kDense && OP != OpKind::kBatchMatmulNT) {
-    return 3;
-  } else {
-    const float* bias = static_cast<const float*>(args->bias);
-    if (has_bias(EPI) && !bias) return 3;
-    if (!has_bias(EPI)) bias = nullptr;
-    const long M = args->m;
-    const long N = STATIC_N ? STATIC_N : args->n;
-    const long K = STATIC_K ? STATIC_K : args->k;
-    if ((STATIC_N && args->n != STATIC_N) || (STATIC_K && args->k != STATIC_K)) return 2;
-    const long batch = OP == OpKind::kDense ? 1 : args->batch;
-    if (M < 0 || N < 0 || K < 0 || batch < 0) return 3;
-    if (M == 0 || N == 0 || batch == 0) return 0;
-    detail::DotJob<I, P, EPI> job{static_cast<const float*>(args->a),
-                                  static_cast<const float*>(args->b),
-                                  bias,
-                                  static_cast<float*>(args->c),
-                                  M, N, K,
-                                  OP == OpKind::kDense ? 0 : long(args->stride_a),
-                                  OP == OpKind::kDense ? 0 : long(args->stride_b),
-                                  OP == OpKind::kDense ? 0 : long(args->stride_c),
-                                  1, 1};
-    const int threads = rt && rt->threads > 0 ? rt->threads : 1;
-    if (batch < threads)  // nothing is packed: NC has no say in the split
-      split_threads(threads, P::THREADS_M, M, N, K, P::MR, P::NR, 1 << 30, &job.tm, &job.tn);
-    const long tasks = batch * job.tm * job.tn;
-    if (tasks > 0x7fffffff) return 3;
-    if (rt && rt->parallel_for && threads > 1 && tasks > 1)
-      rt->parallel_for(rt->pool, int(tasks), &detail::DotJob<I, P, EPI>::task, &job);
-    else
-      for (long t = 0; t < tasks; ++t) detail::DotJob<I, P, EPI>::task(&job, int(t), 0);
-    return 0;
-  }
+  detail::RowsOfKProblem p;
+  if (const int rc = detail::rows_of_k_problem<OP, EPI, STATIC_N, STATIC_K>(args, &p)) return rc;
+  if (p.M == 0 || p.N == 0 || p.batch == 0) return 0;
+  detail::DotJob<I, P, EPI> job{p.a, p.b, p.bias, p.c, p.M, p.N, p.K,
+                                p.stride_a, p.stride_b, p.stride_c, 1, 1};
+  const int threads = rt && rt->threads > 0 ? rt->threads : 1;
+  if (p.batch < threads)  // nothing is packed: NC has no say in the split
+    split_threads(threads, P::THREADS_M, p.M, p.N, p.K, P::MR, P::NR, 1 << 30, &job.tm, &job.tn);
+  const long tasks = p.batch * job.tm * job.tn;
+  if (tasks > 0x7fffffff) return 3;
+  if (rt && rt->parallel_for && threads > 1 && tasks > 1)
+    rt->parallel_for(rt->pool, int(tasks), &detail::DotJob<I, P, EPI>::task, &job);
+  else
+    for (long t = 0; t < tasks; ++t) detail::DotJob<I, P, EPI>::task(&job, int(t), 0);
+  return 0;
 }
 
 }  // namespace dc_x86

@@ -181,6 +181,45 @@ int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
   }
 }
 
+namespace detail {
+
+// The problem of an op whose A is [M][K] and B is [N][K] (dense with W [N][K], batch_matmul
+// NT), which the forms that read B's rows in place compute (dot_x86.h, wbcast_x86.h).
+struct RowsOfKProblem {
+  const float *a, *b, *bias;  // bias: null unless the epilogue has one
+  float* c;
+  long M, N, K, batch;
+  long stride_a, stride_b, stride_c;  // batch element offsets (elements); 0 for dense
+};
+
+// Reads args as run() does: 0 with *p filled, 2 on a static-dimension mismatch, 3 on a malformed
+// problem or an op kind whose B is not [N][K].
+template <OpKind OP, Epilogue EPI, long STATIC_N, long STATIC_K>
+int rows_of_k_problem(const DietcodeArgs* args, RowsOfKProblem* p) {
+  if constexpr (OP != OpKind::kDense && OP != OpKind::kBatchMatmulNT) {
+    return 3;
+  } else {
+    constexpr bool dense = OP == OpKind::kDense;
+    p->bias = has_bias(EPI) ? static_cast<const float*>(args->bias) : nullptr;
+    if (has_bias(EPI) && !p->bias) return 3;
+    p->M = args->m;
+    p->N = STATIC_N ? STATIC_N : args->n;
+    p->K = STATIC_K ? STATIC_K : args->k;
+    if ((STATIC_N && args->n != STATIC_N) || (STATIC_K && args->k != STATIC_K)) return 2;
+    p->batch = dense ? 1 : args->batch;
+    if (p->M < 0 || p->N < 0 || p->K < 0 || p->batch < 0) return 3;
+    p->a = static_cast<const float*>(args->a);
+    p->b = static_cast<const float*>(args->b);
+    p->c = static_cast<float*>(args->c);
+    p->stride_a = dense ? 0 : long(args->stride_a);
+    p->stride_b = dense ? 0 : long(args->stride_b);
+    p->stride_c = dense ? 0 : long(args->stride_c);
+    return 0;
+  }
+}
+
+}  // namespace detail
+
 }  // namespace dc_x86
 
 #include "dot_x86.h"

@@ -15,6 +15,8 @@
 // NR rows of A (a multiple of the vector width) per vector row of the tile, MC a block of W's
 // rows, NC a block of A's rows, THREADS_M the thread bands over W's rows (N). PACK_A must be 0:
 // packing W is what this form avoids. PREFETCH > 0 also prefetches the MR streams of W.
+// Include ops_x86.h, not this file: it includes this one after the op kinds and the argument
+// reading (detail::rows_of_k_problem) used here.
 #pragma once
 
 #include "gemm_x86.h"
@@ -28,27 +30,13 @@ int run_wbcast(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
   using I = typename IsaTraits<P::ISA>::type;
   static_assert(CheckParams<I, P>::ok, "");
   static_assert(P::PACK_A == 0, "the W-broadcast form reads W in place (PACK_A = 0)");
-  if constexpr (OP != OpKind::kDense && OP != OpKind::kBatchMatmulNT) {
-    return 3;
-  } else {
-    const float* bias = static_cast<const float*>(args->bias);
-    if (has_bias(EPI) && !bias) return 3;
-    if (!has_bias(EPI)) bias = nullptr;
-    const long M = args->m;
-    const long N = STATIC_N ? STATIC_N : args->n;
-    const long K = STATIC_K ? STATIC_K : args->k;
-    if ((STATIC_N && args->n != STATIC_N) || (STATIC_K && args->k != STATIC_K)) return 2;
-    constexpr bool dense = OP == OpKind::kDense;
-    const long batch = dense ? 1 : args->batch;
-    if (M < 0 || N < 0 || K < 0 || batch < 0) return 3;
-    // C^T = W . X^T: W ([N][K], rows in place) is the core's A, X ([M][K]) its packed B.
-    const AMatrixMK w{static_cast<const float*>(args->b), K};
-    const BMatrixNK x{static_cast<const float*>(args->a), K};
-    return detail::launch<I, P, EPI, /*CT=*/true>(
-        rt, w, x, bias, static_cast<float*>(args->c), batch, N, M, K,
-        dense ? 0 : long(args->stride_b), dense ? 0 : long(args->stride_a),
-        dense ? 0 : long(args->stride_c));
-  }
+  detail::RowsOfKProblem p;
+  if (const int rc = detail::rows_of_k_problem<OP, EPI, STATIC_N, STATIC_K>(args, &p)) return rc;
+  // C^T = W . X^T: W ([N][K], rows in place) is the core's A, X ([M][K]) its packed B.
+  const AMatrixMK w{p.b, p.K};
+  const BMatrixNK x{p.a, p.K};
+  return detail::launch<I, P, EPI, /*CT=*/true>(rt, w, x, p.bias, p.c, p.batch, p.N, p.M, p.K,
+                                                p.stride_b, p.stride_a, p.stride_c);
 }
 
 }  // namespace dc_x86

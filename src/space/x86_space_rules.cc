@@ -1,0 +1,31 @@
+#include "space/x86_space_rules.h"
+
+namespace dietcode {
+
+std::vector<Constraint> x86_blis_core_constraints(int vector_floats, int registers,
+                                                  const std::string& packed_vectors) {
+  const int w = vector_floats, r = registers;
+  return {
+      {"MR x NR/W accumulators + NR/W " + packed_vectors +
+           " + 1 broadcast fit the vector registers",
+       [w, r](const MicroKernel& mk, const SpaceContext&) {
+         const int nv = mk.get("NR") / w;
+         return mk.get("MR") * nv + nv + 1 <= r;
+       },
+       {"MR", "NR"}},
+      {"MC is a multiple of MR",
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("MC") % mk.get("MR") == 0; },
+       {"MR", "MC"}},
+      {"NC is a multiple of NR",
+       [](const MicroKernel& mk, const SpaceContext&) { return mk.get("NC") % mk.get("NR") == 0; },
+       {"NR", "NC"}},
+  };
+}
+
+bool x86_b_rows_are_k_contiguous(const OpSpec& op) {
+  if (op.dtype != DType::kFloat32) return false;
+  return op.b_k_contiguous() &&
+         (op.kind == OpKind::kDense || (op.kind == OpKind::kBatchMatmul && !op.transpose_a));
+}
+
+}  // namespace dietcode
