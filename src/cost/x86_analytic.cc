@@ -72,9 +72,10 @@ constexpr double kPackNsPerElement = 0.5;
 // vector store into the stack buffer, a scalar copy out to C, and after the first block a
 // scalar read of C back. Chosen by replaying the Zen 4 log of docs/results/cpu (H) through
 // the model, 20 held-out splits per op: against no store term, 0.8 ns raised the Spearman
-// over every template from 0.50 / 0.49 / 0.73 / 0.69 to 0.58 / 0.56 / 0.75 / 0.71
-// (qkv / proj / fc1 / fc2); 0.4 to 1.6 scored alike. In a standalone timing, KC = 256 instead
-// of 1024 (three more stores of each element) cost such a kernel about 17% at M = 2048.
+// over every template from 0.50 / 0.49 / 0.73 / 0.69 to about 0.58 / 0.57 / 0.75 / 0.72
+// (qkv / proj / fc1 / fc2); 0.4 to 1.6 scored alike. In that log, qkv's W-broadcast kernels
+// with KC = 256 (three more stores of each element) ran 15-17% slower at T = 128 than the
+// best ones with KC = 1024.
 constexpr double kTransposedStoreNsPerElement = 0.8;
 
 }  // namespace
