@@ -7,9 +7,9 @@
 // Why a third form. The BLIS form packs W, an 8x8 transpose of every weight on every call; at
 // M = 128 the cost model puts that at about a fifth of the time, and nothing overlaps it with
 // the FMAs. The dot form (dot_x86.h) reads W in place but pays a horizontal sum per output and
-// K block. Here W streams from memory once per row band of A while the FMAs run, only A (M x K, small where this form
-// pays) is packed, and the accumulators are plain vectors of C^T. The transposed store costs one
-// scalar move per output per K block.
+// K block. Here W streams from memory once per row band of A while the FMAs run, only A (M x K,
+// small where this form pays) is packed, and the accumulators are plain vectors of C^T. The
+// transposed store costs one scalar move per output per K block.
 //
 // Tunables: dc_x86::Params, read in C^T's frame: MR rows of W (columns of C) broadcast per k,
 // NR rows of A (a multiple of the vector width) per vector row of the tile, MC a block of W's
