@@ -21,6 +21,7 @@
 #pragma GCC target("avx512f,avx512cd,avx512vl,avx512bw,avx512dq,avx2,fma")
 #define DC_X86_ENABLE_AVX512 1
 #include "x86/ops_x86.h"
+#include "x86_form_kernels.h"
 
 namespace {
 
@@ -32,11 +33,6 @@ using dc_x86::Params;
 template <OpKind OP, int EPI, class P>
 int kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
   return dc_x86::run<OP, Epilogue(EPI), P>(a, rt);
-}
-
-template <OpKind OP, int EPI, class P>
-int dot_kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
-  return dc_x86::run_dot<OP, Epilogue(EPI), P>(a, rt);
 }
 
 void gelu16(const float* in, float* out) {
@@ -92,47 +88,6 @@ void check_params(int threads) {
         }
     }
   }
-}
-
-template <class P>
-DietcodeCpuKernelFn dot_kernels(Op op, int epi) {
-  static const DietcodeCpuKernelFn dense[6] = {
-      dot_kernel<OpKind::kDense, 0, P>, dot_kernel<OpKind::kDense, 1, P>,
-      dot_kernel<OpKind::kDense, 2, P>, dot_kernel<OpKind::kDense, 3, P>,
-      dot_kernel<OpKind::kDense, 4, P>, dot_kernel<OpKind::kDense, 5, P>};
-  if (op == Op::kDense) return dense[epi];
-  return epi == 0 ? dot_kernel<OpKind::kBatchMatmulNT, 0, P> : dot_kernel<OpKind::kBatchMatmulNT, 5, P>;
-}
-
-// The W-broadcast form (wbcast_x86.h): W broadcast in place, X packed, C stored transposed.
-template <OpKind OP, int EPI, class P>
-int wbcast_kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
-  return dc_x86::run_wbcast<OP, Epilogue(EPI), P>(a, rt);
-}
-
-template <class P>
-DietcodeCpuKernelFn wbcast_kernels(Op op, int epi) {
-  static const DietcodeCpuKernelFn dense[6] = {
-      wbcast_kernel<OpKind::kDense, 0, P>, wbcast_kernel<OpKind::kDense, 1, P>,
-      wbcast_kernel<OpKind::kDense, 2, P>, wbcast_kernel<OpKind::kDense, 3, P>,
-      wbcast_kernel<OpKind::kDense, 4, P>, wbcast_kernel<OpKind::kDense, 5, P>};
-  if (op == Op::kDense) return dense[epi];
-  return epi == 0 ? wbcast_kernel<OpKind::kBatchMatmulNT, 0, P>
-                  : wbcast_kernel<OpKind::kBatchMatmulNT, 5, P>;
-}
-
-template <class P>
-void check_wbcast(int threads) {
-  dc_x86::SimpleThreadPool pool{threads};
-  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
-  check_wbcast_form(wbcast_kernels<P>, P::MR, P::NR, P::KC, P::MC, P::NC, &serial, &pooled);
-}
-
-template <class P>
-void check_dot(int threads) {
-  dc_x86::SimpleThreadPool pool{threads};
-  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
-  check_dot_form(dot_kernels<P>, P::MR, P::NR, P::KC, &serial, &pooled);
 }
 
 #define SKIP_WITHOUT_AVX512() \
