@@ -2,9 +2,9 @@
 // translation unit that instantiates dc_x86::run (templates/x86/ops_x86.h), run_dot for the
 // dot-product templates (dot_x86.h) or run_wbcast for the W-broadcast ones (wbcast_x86.h), with
 // its tunables, the op's layout and epilogue and its static dimensions, behind an extern "C"
-// entry named after the candidate, so that many candidates can share one shared object. The header text is
-// inlined (load_template_source), so the source alone is the input and a cache key over it is
-// complete, as for NVRTC.
+// entry named after the candidate, so that many candidates can share one shared object. The
+// header text is inlined (load_template_source), so the source alone is the input and a cache
+// key over it is complete, as for NVRTC.
 #include <fmt/format.h>
 
 #include "codegen/generated_kernel.h"
@@ -66,31 +66,21 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
   const char* isa = x86_is_avx512(mk.tmpl) ? "kAvx512" : "kAvx2";
   // The BLIS form (run, gemm_x86.h), the dot-product form (run_dot, dot_x86.h) or the
   // W-broadcast form (run_wbcast, wbcast_x86.h: the BLIS Params with A, here W, never packed).
-  std::string instantiation;
-  switch (x86_form(mk.tmpl)) {
-    case X86Form::kDot:
-      instantiation = fmt::format(
-          "dc_x86::run_dot<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::DotParams<{}, {}, {}, "
-          "{}, {}, dc_x86::Isa::{}>, {}, {}>",
-          op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("THREADS_M"),
-          p("UNROLL"), isa, static_n, static_k);
-      break;
-    case X86Form::kWbcast:
-      instantiation = fmt::format(
-          "dc_x86::run_wbcast<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::Params<{}, {}, {}, "
-          "{}, {}, {}, {}, 0, {}, {}, dc_x86::Isa::{}>, {}, {}>",
-          op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("MC"), p("NC"),
-          p("LOOP_ORDER"), p("THREADS_M"), p("PREFETCH"), p("UNROLL"), isa, static_n, static_k);
-      break;
-    case X86Form::kBlis:
-      instantiation = fmt::format(
-          "dc_x86::run<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::Params<{}, {}, {}, {}, "
-          "{}, {}, {}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
-          op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("MC"), p("NC"),
-          p("LOOP_ORDER"), p("THREADS_M"), p("PACK_A"), p("PREFETCH"), p("UNROLL"), isa,
-          static_n, static_k);
-      break;
-  }
+  const X86Form form = x86_form(mk.tmpl);
+  const std::string instantiation =
+      form == X86Form::kDot
+          ? fmt::format(
+                "dc_x86::run_dot<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::DotParams<{}, "
+                "{}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
+                op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("THREADS_M"),
+                p("UNROLL"), isa, static_n, static_k)
+          : fmt::format(
+                "dc_x86::{}<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::Params<{}, {}, {}, "
+                "{}, {}, {}, {}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
+                form == X86Form::kWbcast ? "run_wbcast" : "run", op_kind(op),
+                epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("MC"), p("NC"),
+                p("LOOP_ORDER"), p("THREADS_M"), form == X86Form::kWbcast ? 0 : p("PACK_A"),
+                p("PREFETCH"), p("UNROLL"), isa, static_n, static_k);
 
   GeneratedKernel out;
   out.name = mk.tmpl;
@@ -98,7 +88,7 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
   out.plan.entry = "dietcode_cpu_" + stable_hash_hex(instantiation);
   // The register tile in C's frame: where partial tiles begin. The W-broadcast form's tile is
   // C^T's, NR rows of C by MR columns.
-  const bool transposed = x86_form(mk.tmpl) == X86Form::kWbcast;
+  const bool transposed = form == X86Form::kWbcast;
   out.plan.tile_m = transposed ? p("NR") : p("MR");
   out.plan.tile_n = transposed ? p("MR") : p("NR");
   out.plan.threads = 0;  // the pack's and the measurer's thread pool decide
