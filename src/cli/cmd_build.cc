@@ -218,12 +218,14 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
                                                     : Target::kCuda;
   std::unique_ptr<ChoicesProvider> fallback = make_default_choices(options.target);
   ChoicesProvider& choices = from_log ? *from_log : *fallback;
-  if (!o.archs.empty())
+  if (!o.archs.empty()) {
     options.archs = parse_archs(o.archs, options.target);
-  else if (options.target == Target::kCuda)
-    options.archs = {default_arch()};
-  else
-    options.archs.clear();  // the levels the CPU kernels need
+  } else {
+    // GPU: the local GPU's arch, with sm_90a beside sm_90 when tuned wgmma kernels need it;
+    // CPU: the levels the kernels need.
+    options.archs.clear();
+    if (options.target == Target::kCuda) options.home_arch = default_arch();
+  }
   if (o.log.empty() && !global.quiet)
     std::fprintf(stderr,
                  "no --log given: building an UNTUNED pack from each op's template defaults\n");
@@ -268,7 +270,9 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
   cmd->add_option("--arch", opts->archs,
                   "GPU archs to embed CUBINs for, comma-separated (PTX for newer GPUs is added); "
                   "for a CPU pack, x86-64 levels (x86-64-v3, x86-64-v4)")
-      ->default_str("the local GPU's, else sm_90; CPU: the levels of the kernels chosen");
+      ->default_str(
+          "the local GPU's, else sm_90, and sm_90a beside sm_90 when tuned wgmma kernels need "
+          "it; CPU: the levels of the kernels chosen");
   cmd->add_option("--max-kernels", opts->max_kernels,
                   "At most this many kernels per op (0: no limit): pack size vs time lost")
       ->default_str("8");

@@ -26,8 +26,11 @@
 //            the parent nor a lock held at fork time by another of its threads (the tuner
 //            compiles on several threads with NVRTC) can reach it.
 //   forked   std::make_unique<WorkerProcess>(gpu_worker_handler()): for programs that are not
-//            the dietcode binary (tests), which must then never initialise CUDA themselves
-//            (CUDA does not survive fork) and should fork while single-threaded.
+//            the dietcode binary, which must then never initialise CUDA themselves (CUDA does
+//            not survive fork) and should fork while single-threaded. Seen on an H200 with
+//            CUDA 13.0: a worker forked after the parent had compiled with NVRTC failed
+//            cuInit (CUDA_ERROR_NOT_INITIALIZED), so prefer the exec'ed worker wherever the
+//            process compiles too.
 #pragma once
 
 #include <functional>

@@ -68,7 +68,7 @@ static json kernel_json(int id, const PackKernel& k) {
           {"resources", resources}};
 }
 
-static json instances_json(const InstanceTable& t) {
+static json instances_json(const PackInstances& t) {
   auto rows = [](const std::vector<std::vector<double>>& table) {
     json out = json::array();
     for (const auto& row : table) {

@@ -151,8 +151,8 @@ std::vector<int> kept_rows(const OpState& s) {
   return {rows.begin(), rows.end()};
 }
 
-InstanceTable instance_table(const OpState& s) {
-  InstanceTable t;
+PackInstances pack_instances(const OpState& s) {
+  PackInstances t;
   bool predicted = false;
   std::vector<int> kept = kept_rows(s);
   for (int r : kept) predicted = predicted || !s.choices.samples[r].predicted_us.empty();
@@ -226,7 +226,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     std::vector<MicroKernel> all;
     for (const OpState& s : ops)
       all.insert(all.end(), s.choices.candidates.begin(), s.choices.candidates.end());
-    archs = target.default_archs(all);
+    archs = target.default_archs(all, options.home_arch);
     // A default arch that some tuned op has no kernel for is left out, with a warning, rather
     // than refused (a short CPU tune may measure only AVX-512 kernels for one op and an AVX2
     // one for another); an arch asked for with --arch still is refused.
@@ -358,7 +358,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
       p.dispatchers.push_back(std::move(pd));
     }
     for (int k : s.ids) p.kernels.push_back(s.built.at(k));
-    p.instances = instance_table(s);
+    p.instances = pack_instances(s);
     r.kernels = int(p.kernels.size());
     report.ops.push_back(r);
     request.ops.push_back(std::move(p));

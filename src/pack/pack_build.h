@@ -27,8 +27,11 @@ namespace dietcode {
 
 struct PackBuildOptions {
   Target target = Target::kCuda;  // every candidate must be of this target's templates
-  // Empty: the target's default for the candidates (a CPU pack: the ISA levels they need).
+  // Empty: the target's default for the candidates and home_arch (a GPU pack: home_arch and,
+  // when tuned kernels need it, its arch-specific twin such as sm_90a; a CPU pack: the ISA
+  // levels the kernels need).
   std::vector<std::string> archs = {"sm_90"};
+  std::string home_arch;  // the GPU the pack is built for, when archs is empty: "sm_80", "sm_90"
   TreeFitOptions tree = {8, 10, 0.0};  // at most 8 kernels per op by default
   int jobs = 0;                        // parallel compiles; 0 = one per core
   PackWriteOptions write;

@@ -26,7 +26,7 @@ struct PackKernel {
 
 // The tuned instances of an op as the pack's kernels see them, kept in the manifest so that
 // `inspect --shape` can show the measured time of the chosen kernel and of the runner-up.
-struct InstanceTable {
+struct PackInstances {
   std::vector<std::vector<int64_t>> values;  // parallel to the op's vars
   std::vector<double> weight;
   std::vector<double> best_us;                    // best measured over every kernel tuned
@@ -48,7 +48,7 @@ struct PackOp {
   // At least one. dispatchers[0] serves the newest arch of the pack and answers
   // dietcode_select; dietcode_select_arch and dietcode_launch pick by the GPU's arch.
   std::vector<PackDispatcher> dispatchers;
-  InstanceTable instances;  // may be empty (an untuned pack)
+  PackInstances instances;  // may be empty (an untuned pack)
 };
 
 struct PackRequest {

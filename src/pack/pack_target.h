@@ -29,9 +29,10 @@ class PackTarget {
   // ("sm_90a" -> 90, *specific = true), the x86-64 level for a CPU ("x86-64-v4" -> 4). Throws
   // UserError naming the arch and the form expected.
   virtual int arch_number(const std::string& arch, bool* specific = nullptr) const = 0;
-  // The archs a pack gets when none are asked for, given every candidate kernel of its ops.
-  virtual std::vector<std::string> default_archs(
-      const std::vector<MicroKernel>& candidates) const = 0;
+  // The archs a pack gets when none are asked for, given every candidate kernel of its ops and
+  // the arch of the machine it is built for ("" when unknown; see PackBuildOptions).
+  virtual std::vector<std::string> default_archs(const std::vector<MicroKernel>& candidates,
+                                                 const std::string& home_arch) const = 0;
   // The one arch of a pack that can run this candidate's kernels, or "" when every arch of the
   // pack can: "sm_90a" for a wgmma kernel, "x86-64-v4" for an AVX-512 one (a pack's archs go
   // up to v4). Dispatchers of other archs never pick it.

@@ -29,8 +29,10 @@ class CpuPackTarget : public PackTarget {
   }
 
   // Every level a candidate needs (so v3 whenever there is an AVX2 kernel), oldest first.
-  std::vector<std::string> default_archs(
-      const std::vector<MicroKernel>& candidates) const override {
+  // The CPU's levels come from the kernels alone: a pack built on an AVX-512 host may well be
+  // meant for AVX2 servers too.
+  std::vector<std::string> default_archs(const std::vector<MicroKernel>& candidates,
+                                         const std::string&) const override {
     std::set<std::string> levels;
     for (const MicroKernel& mk : candidates) levels.insert(x86_isa_level(mk.tmpl));
     if (levels.empty()) levels.insert("x86-64-v3");

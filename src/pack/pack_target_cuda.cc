@@ -1,6 +1,8 @@
 // The GPU side of a pack (pack_target.h): archs are sm_XX (sm_90a for kernels bound to one
 // compute capability), each kernel is a CUBIN per arch plus PTX for newer GPUs, embedded with
 // .incbin, and the runtime (pack_runtime.cc) loads them through the driver it dlopens.
+#include <algorithm>
+
 #include "common/error.h"
 #include "pack/manifest.h"
 #include "pack/pack_target.h"
@@ -16,8 +18,21 @@ class CudaPackTarget : public PackTarget {
     return dietcode::arch_number(arch, specific);
   }
 
-  std::vector<std::string> default_archs(const std::vector<MicroKernel>&) const override {
-    return {"sm_90"};
+  // The home GPU's arch (else sm_90), plus its arch-specific twin when a candidate needs it:
+  // tuned on an H100 or H200, the wgmma kernels that won are sm_90a kernels, and a pack of
+  // sm_90 alone would leave every one of them out and dispatch to the slower mma.sync ones.
+  std::vector<std::string> default_archs(const std::vector<MicroKernel>& candidates,
+                                         const std::string& home_arch) const override {
+    std::vector<std::string> archs = {home_arch.empty() ? "sm_90" : home_arch};
+    bool specific = false;
+    const int home = dietcode::arch_number(archs[0], &specific);
+    if (specific) return archs;
+    for (const MicroKernel& mk : candidates) {
+      const std::string bound = bound_arch(mk);
+      if (bound.empty() || dietcode::arch_number(bound) != home) continue;
+      if (std::find(archs.begin(), archs.end(), bound) == archs.end()) archs.push_back(bound);
+    }
+    return archs;
   }
 
   std::string bound_arch(const MicroKernel& mk) const override {

@@ -256,5 +256,33 @@ TEST_F(ArchDispatchTest, PortableArchsShareOneTreeAndNeverPickAnArchSpecificKern
   for (const json& kernel : m["ops"][0]["kernels"]) EXPECT_EQ(kernel["template"], "dense_tc");
 }
 
+// Without --arch, a pack built on a Hopper GPU must keep the tuned wgmma kernels: sm_90a goes
+// beside sm_90 (on an H200 a pack of sm_90 alone once dispatched bf16 ops to mma.sync kernels
+// up to 2.4x slower than the wgmma ones measured). On an A100 nothing is added.
+TEST_F(ArchDispatchTest, DefaultArchsAddSm90aOnAHopperHostWhenWgmmaKernelsWereTuned) {
+  FakeCompiler compiler("-DNEVER");
+  options_.archs.clear();
+  options_.home_arch = "sm_90";
+  PackBuildReport r = build_pack(w_, mixed_, defaults_, compiler, dir_ / "libmixed.so", options_);
+  EXPECT_EQ(r.archs, (std::vector<std::string>{"sm_90", "sm_90a"}));
+  ASSERT_EQ(r.ops[0].dispatchers.size(), 2u);
+  EXPECT_EQ(r.ops[0].dispatchers[0].archs, std::vector<std::string>{"sm_90a"});
+  EXPECT_EQ(r.ops[0].dispatchers[0].quality.max_regret_us, 0.0);
+  void* h = dlopen((dir_ / "libmixed.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(h) << dlerror();
+  auto select_arch = reinterpret_cast<SelectArch>(dlsym(h, "dietcode_select_arch"));
+  json m = json::parse(reinterpret_cast<const char* (*)()>(dlsym(h, "dietcode_manifest"))());
+  ASSERT_TRUE(select_arch);
+  int64_t t = 30;
+  EXPECT_EQ(m["ops"][0]["kernels"][select_arch("a", 90, &t, 1)]["key"], "dense_wgmma:");
+  dlclose(h);
+
+  options_.home_arch = "sm_80";
+  r = build_pack(w_, mixed_, defaults_, compiler, dir_ / "libmixed80.so", options_);
+  EXPECT_EQ(r.archs, std::vector<std::string>{"sm_80"});
+  ASSERT_EQ(r.ops[0].dispatchers.size(), 1u);
+  EXPECT_EQ(r.ops[0].kernels, 2);
+}
+
 }  // namespace
 }  // namespace dietcode

@@ -2,15 +2,20 @@
 // for too much shared memory, each compiled with NVRTC, must come back with the matching
 // status, and the right ones with plausible latencies. Skips itself without a driver or GPU.
 //
-// The test process never touches CUDA itself: the forked worker does, and CUDA does not
-// survive fork. The last test measures as tune does: an exec'ed `dietcode __measure-worker`
-// and the default reference check (reference_gemm.cu through the measurer's own NVRTC).
+// The test process never touches CUDA itself: the worker does, an exec'ed
+// `dietcode __measure-worker` as under tune. A worker forked without exec is not enough here:
+// on an H200 with CUDA 13.0 (2026-11-26), a worker forked again after a fault, once this
+// process had compiled with NVRTC, failed cuInit with CUDA_ERROR_NOT_INITIALIZED. The last
+// test also checks against the default reference (reference_gemm.cu through the measurer's
+// own NVRTC).
 #include "measure/gpu_measurer.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
@@ -60,7 +65,9 @@ class GpuMeasurerOnDevice : public ::testing::Test {
     };
     try {
       measurer_ = std::make_unique<GpuMeasurer>(
-          std::make_unique<WorkerProcess>(gpu_worker_handler()), options);
+          std::make_unique<WorkerProcess>(
+              std::vector<std::string>{DIETCODE_CLI_PATH, kMeasureWorkerSubcommand}),
+          options);
     } catch (const EnvironmentError& e) {
       skip_reason_ = e.what();
     }
