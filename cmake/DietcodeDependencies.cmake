@@ -3,6 +3,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(fmt REQUIRED)
 find_package(Threads REQUIRED)
+find_package(ZLIB REQUIRED)  # reads gzip-compressed tuning logs
 find_package(CUDAToolkit 12 REQUIRED)
 
 # NVRTC is linked by its library file: CUDA::nvrtc's link interface drags in the driver stub,

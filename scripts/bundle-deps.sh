@@ -20,11 +20,12 @@ packages=(
   libfmt-dev libfmt9
   libgtest-dev libgmock-dev
   libxgboost-dev libxgboost0 libdmlc-dev libdmlc0
+  zlib1g-dev
 )
-# Dependencies the GPU host is expected to have already: the C/C++ runtime that comes with
-# g++ (libgomp1 included), and googletest's sources, which libgtest-dev's prebuilt libraries
-# and CMake config do not use.
-host_has=(libc6 libgcc-s1 libstdc++6 libgomp1 gcc-12-base googletest)
+# Dependencies the GPU host is expected to have already: the C/C++ runtime and headers that
+# come with g++ (libgomp1 included), zlib's run-time library, and googletest's sources, which
+# libgtest-dev's prebuilt libraries and CMake config do not use.
+host_has=(libc6 libgcc-s1 libstdc++6 libgomp1 gcc-12-base googletest zlib1g libc6-dev "<libc-dev>")
 
 die() {
   echo "bundle-deps: $*" >&2

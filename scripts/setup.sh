@@ -18,7 +18,7 @@ check_only=0
 packages=(
   cmake ninja-build g++ pkg-config
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libfmt-dev
-  libxgboost-dev libdmlc-dev
+  libxgboost-dev libdmlc-dev zlib1g-dev
   binutils
   libdnnl2 libopenblas0-openmp
   libonnx-dev libprotobuf-dev

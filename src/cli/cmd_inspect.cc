@@ -4,7 +4,8 @@
 //                   conv2d also the NHWC geometry), FLOPs, weight and search priority.
 //   libNAME.so      a kernel pack's manifest and decision trees, with each leaf's regret;
 //                   --shape T=37 explains one dispatch (inspect_pack.cc)
-//   LOG.jsonl       the best micro-kernel of every instance in a tuning log (inspect_log.cc)
+//   LOG.jsonl       the best micro-kernel of every instance in a tuning log (inspect_log.cc);
+//                   LOG.jsonl.gz too
 //   WORKLOAD.json --space --gpu ID
 //                   the micro-kernel candidates each op has on that GPU: count and parameters.
 // --shape VAR=VALUE narrows the output to one value of a variable (repeatable).
@@ -222,10 +223,11 @@ int run_inspect(const InspectOptions& options, const GlobalOptions& global) {
   if (ends_with(options.path, ".json"))
     return options.space ? inspect_space(options, global) : inspect_workload(options, global);
   if (ends_with(options.path, ".so")) return inspect_pack(options.path, options.json, options.shapes);
-  if (ends_with(options.path, ".jsonl"))
+  if (ends_with(options.path, ".jsonl") || ends_with(options.path, ".jsonl.gz"))
     return inspect_log(options.path, options.json, options.shapes, global.quiet);
   throw UserError(options.path +
-                  ": not a workload (.json), a tuning log (.jsonl) or a kernel pack (.so)");
+                  ": not a workload (.json), a tuning log (.jsonl, .jsonl.gz) or a kernel pack "
+                  "(.so)");
 }
 
 }  // namespace

@@ -8,11 +8,10 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "common/error.h"
+#include "common/gzip_file.h"
 #include "search/tuning_log.h"
 
 namespace dietcode {
@@ -29,6 +28,11 @@ std::string dump_line(const json& j) {
 }  // namespace
 
 TuningLogWriter::TuningLogWriter(const std::string& path) : path_(path) {
+  // Appending text to a gzip file would leave neither a valid gzip file nor a log.
+  if (is_gzip_file(path) || (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0))
+    throw UserError(path +
+                    ": a gzip-compressed tuning log can be read but not appended to; "
+                    "decompress it (gunzip -k) and tune into the .jsonl");
   // O_APPEND: every write lands at the end, whatever else has the file open; nothing here can
   // overwrite an earlier byte. O_RDWR only to read the last byte back.
   fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -143,12 +147,7 @@ TuningLog read_tuning_log(const std::string& path, std::vector<std::string>& war
     return {};
   }
   if (fs::is_directory(path, ec)) throw UserError(path + ": cannot read: Is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw UserError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-  return parse_tuning_log(text.str(), path, warnings);
+  return parse_tuning_log(read_file_maybe_gzip(path), path, warnings);
 }
 
 }  // namespace dietcode

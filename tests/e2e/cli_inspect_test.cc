@@ -114,8 +114,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         BadInspect{
             "NotAWorkload", {"bert_dense.txt"},
-            "bert_dense.txt: not a workload (.json), a tuning log (.jsonl) or a kernel pack "
-            "(.so)"},
+            "bert_dense.txt: not a workload (.json), a tuning log (.jsonl, .jsonl.gz) or a "
+            "kernel pack (.so)"},
         BadInspect{"MissingWorkload",
                    {"/nonexistent.json"},
                    "/nonexistent.json: cannot read: No such file or directory"},

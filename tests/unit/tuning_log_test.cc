@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -114,6 +115,55 @@ TEST_F(TuningLogTest, RecordsRoundTripThroughTheFile) {
   std::string text = slurp(path_);
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
   EXPECT_EQ(text.back(), '\n');
+}
+
+// Tuning logs are kept and shipped gzip'ed (configs/tuned/h200/*.jsonl.gz): build, inspect and
+// a resumed tune read them as they are; appending to one is refused before anything is written.
+TEST_F(TuningLogTest, GzipCompressedLogsAreReadButNeverAppendedTo) {
+  {
+    TuningLogWriter writer(path_);
+    for (int64_t t : {1, 2, 3}) writer.append(sample(t, 10.0 + double(t)));
+  }
+  const std::string text = slurp(path_);
+  const std::string gz = path_ + ".gz";
+  // Two gzip members, as `cat a.gz b.gz` makes: the reader goes on past the first.
+  const size_t half = text.find('\n') + 1;
+  for (const auto& [mode, part] : {std::pair<const char*, std::string>{"wb", text.substr(0, half)},
+                                   {"ab", text.substr(half)}}) {
+    gzFile f = gzopen(gz.c_str(), mode);
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(gzwrite(f, part.data(), unsigned(part.size())), int(part.size()));
+    ASSERT_EQ(gzclose(f), Z_OK);
+  }
+  ASSERT_NE(slurp(gz), text);
+  std::vector<std::string> warnings;
+  TuningLog log = read_tuning_log(gz, warnings);
+  EXPECT_TRUE(warnings.empty());
+  ASSERT_EQ(log.records.size(), 3u);
+  for (int64_t t : {1, 2, 3}) expect_same(log.records[size_t(t - 1)], sample(t, 10.0 + double(t)));
+
+  const std::string before = slurp(gz);
+  try {
+    TuningLogWriter writer(gz);
+    FAIL() << "appended to a gzip file";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(gz + ": a gzip-compressed tuning log"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(slurp(gz), before);
+  EXPECT_THROW(TuningLogWriter((dir_ / "new.jsonl.gz").string()), UserError);
+  EXPECT_FALSE(fs::exists(dir_ / "new.jsonl.gz"));
+
+  // Cut short, as an interrupted copy leaves it: an error naming the file, not a short log.
+  write_file(gz, before.substr(0, before.size() - 12));
+  try {
+    read_tuning_log(gz, warnings);
+    FAIL() << "read a truncated gzip file";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(gz + ": cannot read: corrupt gzip data"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(TuningLogTest, AppendingNeverRewritesEarlierBytes) {
