@@ -238,6 +238,7 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
     }
   }
 
+  check_log_appendable(log_path);  // before a GPU or the CPU's cores are set up for nothing
   TuneMachine machine = open_tune_machine(request);
   if (machine.max_instances_per_kernel > 0)
     options.max_instances_per_kernel = machine.max_instances_per_kernel;

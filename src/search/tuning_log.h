@@ -79,11 +79,15 @@ std::vector<TuningRecord> records_from_result(const std::string& workload,
                                               const MeasureResult& result,
                                               const DeviceIdentity& device);
 
+// Throws UserError when tune cannot append to PATH: a gzip-compressed log (LOG.jsonl.gz, or a
+// file that starts with gzip's magic bytes) is for reading only.
+void check_log_appendable(const std::string& path);
+
 class TuningLogWriter {
  public:
   // Opens (creating if needed) for append. A last line without its newline, torn by a crash,
   // gets one now, so it stays a line of its own. Throws EnvironmentError("PATH: cannot open
-  // the tuning log: REASON").
+  // the tuning log: REASON"), or UserError for a gzip-compressed log (check_log_appendable).
   explicit TuningLogWriter(const std::string& path);
   ~TuningLogWriter();
   TuningLogWriter(const TuningLogWriter&) = delete;

@@ -27,12 +27,16 @@ std::string dump_line(const json& j) {
 
 }  // namespace
 
-TuningLogWriter::TuningLogWriter(const std::string& path) : path_(path) {
+void check_log_appendable(const std::string& path) {
   // Appending text to a gzip file would leave neither a valid gzip file nor a log.
   if (is_gzip_file(path) || (path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0))
     throw UserError(path +
                     ": a gzip-compressed tuning log can be read but not appended to; "
                     "decompress it (gunzip -k) and tune into the .jsonl");
+}
+
+TuningLogWriter::TuningLogWriter(const std::string& path) : path_(path) {
+  check_log_appendable(path);
   // O_APPEND: every write lands at the end, whatever else has the file open; nothing here can
   // overwrite an earlier byte. O_RDWR only to read the last byte back.
   fd_ = ::open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);

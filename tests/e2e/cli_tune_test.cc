@@ -81,6 +81,14 @@ TEST_F(CliTune, BadOptionsExitOneWithTheirMessage) {
     EXPECT_EQ(r.err, message + "\n") << args;
     EXPECT_FALSE(fs::exists(dir_ / "tune_small.jsonl")) << args;
   }
+  // A compressed log is for reading (build, inspect, merge): tune refuses before it starts.
+  CommandResult gz = tune("--simulate h100 -o tune_small.jsonl.gz");
+  EXPECT_EQ(gz.exit_code, 1);
+  EXPECT_EQ(gz.err,
+            "tune_small.jsonl.gz: a gzip-compressed tuning log can be read but not appended to; "
+            "decompress it (gunzip -k) and tune into the .jsonl\n");
+  EXPECT_EQ(gz.out, "");
+  EXPECT_FALSE(fs::exists(dir_ / "tune_small.jsonl.gz"));
   CommandOptions here;
   here.cwd = dir_.string();
   CommandResult missing =
