@@ -17,8 +17,7 @@
 #                           steps leave (budget - 13 min, at least 3 min); --stage tune alone
 #                           tunes for 6 minutes unless --tune-budget says otherwise
 #     --tune-budget DUR     tuning wall time instead (90s, 10m, 1h30m)
-#     --trials N            tuning trials per op (default 1000: the time budget decides; tune's
-#                           own default of 96 ended a 4-minute H200 tune after 225 s)
+#     --trials N            tuning trials per op (default: none, so the time budget decides)
 #     --repeats N           bench: timed runs per shape (default 30)
 #     --shapes SPEC         bench: shapes instead of the tuned range (T=1:128:4)
 #     --workload FILE       instead of configs/workloads/bert_base_dense.json
@@ -40,7 +39,7 @@ repo=$(pwd)
 
 budget_min=25
 tune_budget=""
-trials=1000
+trials=""
 repeats=30
 shapes=""
 workload=configs/workloads/bert_base_dense.json

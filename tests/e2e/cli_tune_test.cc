@@ -31,6 +31,7 @@ using nlohmann::json;
 using test::CommandOptions;
 using test::CommandResult;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kWorkload = test::test_data_dir() + "/tune_small.json";
 
@@ -95,6 +96,19 @@ TEST_F(CliTune, BadOptionsExitOneWithTheirMessage) {
       test::run_cli({"tune", (dir_ / "nope.json").string(), "--simulate", "h100"}, here);
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.err, HasSubstr("nope.json"));
+}
+
+// A time budget without --trials lets the budget decide (each op still stops once it stops
+// improving); --trials, given, is kept.
+TEST_F(CliTune, ATimeBudgetWithoutTrialsIsNotCutShortByTheDefaultTrials) {
+  CommandResult r = tune("--simulate h100 --ops up --seed 1 --time-budget 60s");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("/4096;"));
+  EXPECT_THAT(r.out, Not(HasSubstr("trial budget spent")));
+  fs::remove(dir_ / "tune_small.jsonl");
+  r = tune("--simulate h100 --ops up --seed 1 --time-budget 60s --trials 8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("trials 8/8;"));
 }
 
 TEST_F(CliTune, WithoutAGpuOrSimulateExitsTwoSayingSo) {
