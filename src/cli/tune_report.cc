@@ -98,10 +98,17 @@ void TuneProgress::update(const SearchProgress& p) {
       std::string quality = q.evaluated
                                 ? fmt::format(
                                       "cost model Spearman {} and top-1 within 5% on {} of "
-                                      "instances ({} held-out kernels)",
+                                      "instances ({} held-out kernels; trained on the rest{})",
                                       number_or_dash(q.summary.mean_spearman, 3),
-                                      percent(q.summary.fraction_within), q.held_out_kernels)
+                                      percent(q.summary.fraction_within), q.held_out_kernels,
+                                      q.peer_kernels
+                                          ? fmt::format(", and {} kernels of the other ops",
+                                                        q.peer_kernels)
+                                          : std::string())
                                 : std::string("too few kernels to judge the cost model");
+      if (q.shapes_evaluated)
+        quality += fmt::format("; on {} held-out shapes, Spearman {} over every kernel",
+                               q.held_out_instances, number_or_dash(q.shapes.mean_spearman, 3));
       line(fmt::format("{}: done ({}): weighted mean {}; {}", op.op().name,
                        to_string(op.stop_reason()), format_latency_us(op.weighted_mean_us()),
                        quality));
@@ -130,6 +137,7 @@ std::string summary_text(const JointSearchResult& result, const DeviceIdentity& 
   table.add_column("measure", TextTable::Align::kRight);
   table.add_column("Spearman", TextTable::Align::kRight);
   table.add_column("top-1 within 5%", TextTable::Align::kRight);
+  table.add_column("Spearman, new shapes", TextTable::Align::kRight);
   table.add_column("stopped");
   int trials = 0, compiled = 0;
   double compile = 0, measure = 0, model = 0;
@@ -140,7 +148,10 @@ std::string summary_text(const JointSearchResult& result, const DeviceIdentity& 
                    std::to_string(o.kernels_used), format_duration(o.stats.compile_seconds),
                    format_duration(o.stats.measure_seconds),
                    o.quality.evaluated ? number_or_dash(q.mean_spearman, 3) : "-",
-                   o.quality.evaluated ? percent(q.fraction_within) : "-", to_string(o.stop)});
+                   o.quality.evaluated ? percent(q.fraction_within) : "-",
+                   o.quality.shapes_evaluated ? number_or_dash(o.quality.shapes.mean_spearman, 3)
+                                              : "-",
+                   to_string(o.stop)});
     trials += o.trials;
     compiled += o.stats.compiled;
     compile += o.stats.compile_seconds;
@@ -199,7 +210,14 @@ nlohmann::ordered_json summary_json(const JointSearchResult& result, const Workl
                        {"held_out_kernels", o.quality.held_out_kernels},
                        {"mean_spearman", number(q.mean_spearman)},
                        {"top1_within_5pct", number(q.fraction_within)},
-                       {"weighted_mean_regret", number(q.weighted_mean_regret)}};
+                       {"weighted_mean_regret", number(q.weighted_mean_regret)},
+                       {"peer_kernels", o.quality.peer_kernels}};
+    if (o.quality.shapes_evaluated)
+      j["cost_model"]["held_out_shapes"] = {
+          {"instances", o.quality.held_out_instances},
+          {"mean_spearman", number(o.quality.shapes.mean_spearman)},
+          {"top1_within_5pct", number(o.quality.shapes.fraction_within)},
+          {"weighted_mean_regret", number(o.quality.shapes.weighted_mean_regret)}};
     ordered_json assignment = ordered_json::array();
     for (size_t i = 0; i < o.assignment.size(); ++i) {
       const InstanceChoice& c = o.assignment[i];

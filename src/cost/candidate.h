@@ -26,6 +26,9 @@ struct KernelCandidate {
   LaunchPlan plan;
   std::optional<KernelResources> compiled;  // the main entry's ptxas report, once compiled
   DType dtype = DType::kFloat32;
+  // The op's fused epilogue: its work per output element is part of the kernel's throughput,
+  // which is what lets one model learn from several ops (bias-only fc2, GELU fc1) at once.
+  Epilogue epilogue = Epilogue::kNone;
   // The machine the kernel runs on: the template's target says which of the two specs counts
   // (features.h and analytic.h pick their target's terms by it).
   Target target = Target::kCuda;

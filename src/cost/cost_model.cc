@@ -82,6 +82,7 @@ TrainingReport CostModel::retrain() {
   report_.analytic = analytic_;
 
   learned_ = false;
+  measured_labels_.clear();
   if (report_.kernels >= params_.min_kernels_to_learn && report_.kernels > 0) train_booster();
   report_.learned = learned_;
 
@@ -186,6 +187,7 @@ void CostModel::train_booster() {
     if (!(weight_sum > 0)) continue;
     features.add_row(rows_[members.back()].features.values);  // the latest, e.g. compiled
     labels.push_back(float(label_sum / weight_sum));
+    measured_labels_[key] = label_sum / weight_sum;
     weights.push_back(float(weight_sum / members.size()));
   }
   if (labels.size() < params_.min_kernels_to_learn || labels.empty()) return;
@@ -217,8 +219,14 @@ std::vector<double> CostModel::throughputs(const std::vector<KernelCandidate>& c
     rows.values.reserve(candidates.size() * rows.cols);
     for (const KernelFeatures& f : features) rows.add_row(f.values);
     std::vector<float> log_efficiency = booster_.predict(rows);
-    for (size_t i = 0; i < candidates.size(); ++i)
-      out[i] = std::exp(double(log_efficiency[i])) * profiles[i].peak_flops_per_us;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      // A kernel measured on some shapes is predicted on the others from its own label:
+      // what it did beats what kernels with features like its did.
+      const auto own = params_.own_label_for_measured ? measured_labels_.find(candidates[i].mk.key())
+                                                      : measured_labels_.end();
+      const double log_f = own != measured_labels_.end() ? own->second : double(log_efficiency[i]);
+      out[i] = std::exp(log_f) * profiles[i].peak_flops_per_us;
+    }
   } else {
     for (size_t i = 0; i < candidates.size(); ++i)
       out[i] = prior_throughput(features[i], profiles[i].peak_flops_per_us,

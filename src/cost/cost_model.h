@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ struct CostModelParams {
   XgbParams xgb = default_cost_model_xgb();
   AnalyticParams analytic;  // starting values; retrain() refits gamma and the overhead
   bool fit_analytic = true;
+  // The say of another op's measurement beside one of the op's own (OpCostModel::learn_peer).
+  double peer_weight = 0.3;
+  // Once f_MK is learned, a kernel with measurements of its own is predicted from them (its
+  // weighted mean label), not from the regression on its features.
+  bool own_label_for_measured = true;
 };
 
 struct TrainingReport {
@@ -110,6 +116,7 @@ class CostModel {
   std::vector<Row> rows_;
   XgbRegressor booster_;
   bool learned_ = false;
+  std::map<std::string, double> measured_labels_;  // kernel key -> its mean log label
   TrainingReport report_;
 };
 

@@ -41,6 +41,7 @@ const std::vector<std::string>& feature_names() {
                                 "blocks_per_sm",
                                 "occupancy",
                                 "tma_producer",
+                                "epilogue_work",
                                 "cpu",
                                 "vector_lanes",
                                 "accumulator_vectors",
@@ -55,6 +56,24 @@ const std::vector<std::string>& feature_names() {
   return names;
 }
 
+namespace {
+
+// Operations per output element, as a rank the trees can split on, not a cost: a bias is an
+// add, a ReLU a max, GELU an erf (a polynomial and an exponential, about a dozen).
+double epilogue_work(Epilogue e) {
+  switch (e) {
+    case Epilogue::kNone: return 0;
+    case Epilogue::kBias: return 1;
+    case Epilogue::kRelu: return 1;
+    case Epilogue::kBiasRelu: return 2;
+    case Epilogue::kGelu: return 12;
+    case Epilogue::kBiasGelu: return 13;
+  }
+  return 0;
+}
+
+}  // namespace
+
 KernelFeatures kernel_features(const KernelCandidate& c) {
   KernelFeatures f;
   f.values.assign(kFeatureCount, 0.0f);
@@ -66,6 +85,7 @@ KernelFeatures kernel_features(const KernelCandidate& c) {
     f.values[size_t(Feature::kTunableBM) + i] =
         it == c.mk.params.end() ? std::numeric_limits<float>::quiet_NaN() : float(it->second);
   }
+  set(Feature::kEpilogueWork, epilogue_work(c.epilogue));
   constexpr float kMissing = std::numeric_limits<float>::quiet_NaN();
   for (int i = int(Feature::kCpu) + 1; i < kFeatureCount; ++i) f.values[size_t(i)] = kMissing;
   if (c.target == Target::kCpu) {

@@ -19,6 +19,7 @@ JointSearch::JointSearch(const Workload& workload, std::vector<const OpSpec*> op
     spaces_for = [target = env.target](const OpSpec& op) { return template_spaces_for(op, target); };
   for (const OpSpec* op : ops)
     searches_.push_back(std::make_unique<OpSearch>(workload, *op, env, options, spaces_for(*op)));
+  share_measurements();
 }
 
 JointSearch::~JointSearch() = default;
@@ -29,6 +30,16 @@ void JointSearch::resume_from(const std::vector<const TuningRecord*>& records) {
     for (const TuningRecord* r : records)
       if (r->op == search->op().name) mine.push_back(r);
     search->resume_from(mine, notes_);
+  }
+  share_measurements();
+}
+
+void JointSearch::share_measurements() {
+  for (auto& search : searches_) {
+    std::vector<OpSearch*> peers;
+    for (auto& other : searches_)
+      if (other != search) peers.push_back(other.get());
+    search->learn_from_peers(std::move(peers));
   }
 }
 

@@ -7,7 +7,8 @@
 //                                          H100 run of BERT-base in well under 10 minutes
 //   InstanceTable                          an op's instances, weights and priorities
 //   KernelBook                             what is known per micro-kernel and instance
-//   OpCostModel                            the cost model fed from the book
+//   OpCostModel                            the cost model fed from the book, and from the
+//                                          other ops' books (a kernel's f_MK is its own)
 //   propose_candidates / select_round      where candidates come from, which ones a round takes
 //   compile_candidates                     parallel NVRTC through the kernel cache
 //   OpSearch                               one op's rounds, the log as its state
@@ -100,6 +101,9 @@ class JointSearch {
   // `position` for its next round (OpSearch::borrow): one op's winner is often another's,
   // since the kernels are shape-generic and the ops of a model share their extents.
   std::vector<MicroKernel> kernels_of_other_ops(size_t position) const;
+  // Makes every op's model learn from the other ops' measurements, those already in their
+  // books (a resumed log's) and those to come.
+  void share_measurements();
   // How many new kernels the op at `position` may compile in its round: its share of the time
   // left at the rate kernels were compiled and timed so far (one wave of parallel compiles
   // before there is a rate); INT_MAX without a time budget.

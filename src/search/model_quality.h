@@ -6,6 +6,8 @@
 //   spearman         mean over instances of the rank correlation, predicted vs measured;
 //   within tolerance the share of instances whose predicted-best held-out kernel is within 5%
 //                    of the measured best among them (the top-1 regret criterion).
+// A second check holds out shapes instead (CostModelQuality::shapes): new shape values of the
+// kernels it has measured, which is what METHOD.md §3 and the dispatcher ask of it.
 // The result is printed and appended to the log as a line of kind "cost_model_quality".
 #pragma once
 
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "cost/cost_model.h"
 #include "cost/quality.h"
@@ -27,19 +30,38 @@ struct CostModelQuality {
   bool evaluated = false;  // false: too few measured kernels to hold any out
   size_t train_kernels = 0;
   size_t held_out_kernels = 0;
+  size_t peer_kernels = 0;  // kernels of the other ops the model also learned from
   QualitySummary summary;
+  // The same question for new shapes of measured kernels, which the search asks of instances
+  // it sampled and the pack's dispatcher of shape values between the tuned ones: a fold of the
+  // instances held out, every kernel learned on the rest, and all of them ranked on each
+  // held-out instance. Needs two instances or more.
+  bool shapes_evaluated = false;
+  size_t held_out_instances = 0;
+  QualitySummary shapes;
 };
 
-// Needs at least kMinKernelsForQuality usable kernels; seed picks the held-out ones.
+// Another op's measurements, which the search's model also learns from (OpCostModel::learn_peer).
+struct PeerBook {
+  const KernelBook* book;
+  const InstanceTable* table;
+};
+
+// Needs at least kMinKernelsForQuality usable kernels; seed picks the held-out ones. The fresh
+// model learns from the peers' kernels as the search's did, less every kernel held out here:
+// a held-out kernel is one no op has measured.
 inline constexpr size_t kMinKernelsForQuality = 5;
 CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& table,
                                    const MachineSpec& machine, const CostModelParams& params,
-                                   double holdout_fraction, uint64_t seed, double regret_tolerance);
+                                   double holdout_fraction, uint64_t seed, double regret_tolerance,
+                                   const std::vector<PeerBook>& peers = {});
 
 // The log line: {"kind": "cost_model_quality", "workload", "op", "device", "arch",
-// "simulated", "train_kernels", "held_out_kernels", "instances", "mean_spearman",
+// "simulated", "train_kernels", "held_out_kernels", "peer_kernels", "instances", "mean_spearman",
 // "top1_within_tolerance", "regret_tolerance", "weighted_mean_regret", "max_regret",
-// "tool_version", "timestamp"}. NaN figures are written as null.
+// "held_out_shapes" ({"instances", "mean_spearman", "top1_within_tolerance",
+// "weighted_mean_regret", "max_regret"}, or null), "tool_version", "timestamp"}. NaN figures
+// are written as null.
 nlohmann::json quality_record(const std::string& workload, const std::string& op,
                               const DeviceIdentity& device, const CostModelQuality& quality,
                               double regret_tolerance);

@@ -9,35 +9,60 @@ namespace dietcode {
 
 OpCostModel::OpCostModel(const InstanceTable& table, const MachineSpec& machine,
                          CostModelParams params)
-    : table_(&table), machine_(machine), model_(params) {}
+    : table_(&table), machine_(machine), peer_weight_(params.peer_weight), model_(params) {}
 
-KernelCandidate OpCostModel::candidate(const MicroKernel& mk, const LaunchPlan& plan,
-                                       const std::optional<KernelResources>& resources) const {
+namespace {
+
+KernelCandidate candidate_of(const OpSpec& op, const MachineSpec& machine, const MicroKernel& mk,
+                             const LaunchPlan& plan,
+                             const std::optional<KernelResources>& resources) {
   KernelCandidate c;
   c.mk = mk;
   c.plan = plan;
   c.compiled = resources;
-  c.dtype = table_->op().dtype;
-  c.target = machine_.target;
-  c.gpu = machine_.gpu;
-  c.cpu = machine_.cpu;
+  c.dtype = op.dtype;
+  c.epilogue = op.epilogue;
+  c.target = machine.target;
+  c.gpu = machine.gpu;
+  c.cpu = machine.cpu;
   return c;
 }
 
+}  // namespace
+
+KernelCandidate OpCostModel::candidate(const MicroKernel& mk, const LaunchPlan& plan,
+                                       const std::optional<KernelResources>& resources) const {
+  return candidate_of(table_->op(), machine_, mk, plan, resources);
+}
+
 void OpCostModel::learn(const KernelEntry& entry, const std::vector<size_t>& instances) {
-  const KernelCandidate c = candidate(entry);
+  add_rows(entry, *table_, entry.key, instances, 1.0);
+}
+
+bool OpCostModel::learn_peer(const KernelEntry& entry, const InstanceTable& peer,
+                             const std::vector<size_t>& instances) {
+  if (peer.op().dtype != table_->op().dtype) return false;
+  add_rows(entry, peer, peer.op().name + "/" + entry.key, instances, peer_weight_);
+  return true;
+}
+
+void OpCostModel::add_rows(const KernelEntry& entry, const InstanceTable& table,
+                           const std::string& key, const std::vector<size_t>& instances,
+                           double weight) {
+  const KernelCandidate c =
+      candidate_of(table.op(), machine_, entry.mk, entry.plan, entry.resources);
   // Features and the shape-independent profile once per kernel, the terms once per shape.
   const KernelFeatures features = kernel_features(c);
   const KernelProfile profile = make_profile(c);
   auto add = [&](size_t i) {
     const double latency = entry.latency_us[i];
     if (!(latency > 0) || !std::isfinite(latency)) return;
-    model_.add_measurement(entry.key, features,
-                           analytic_terms(profile, table_->shapes()[i], model_.analytic_params()),
-                           latency, table_->priorities()[i]);
+    model_.add_measurement(key, features,
+                           analytic_terms(profile, table.shapes()[i], model_.analytic_params()),
+                           latency, weight * table.priorities()[i]);
   };
   if (instances.empty()) {
-    for (size_t i = 0; i < table_->size(); ++i) add(i);
+    for (size_t i = 0; i < table.size(); ++i) add(i);
   } else {
     for (size_t i : instances) add(i);
   }

@@ -1,11 +1,18 @@
 // The cost model of one op's search (cost/cost_model.h) fed from its KernelBook: kernels become
-// KernelCandidates (tunables, launch plan, ptxas report, dtype, machine), measurements become
-// training rows weighted by the instance's priority, and predictions come back for every
+// KernelCandidates (tunables, launch plan, ptxas report, dtype, epilogue, machine), measurements
+// become training rows weighted by the instance's priority, and predictions come back for every
 // instance of the op at once.
+//
+// It also learns from the workload's other ops (learn_peer): f_MK is a property of the
+// micro-kernel, not of the op, and the analytic terms carry each op's own shapes, so what qkv
+// measured says how a tile will do on fc2. BERT's four dense ops then train one op's model on
+// four times the kernels; replayed on five CPU tuning logs, that raised the held-out Spearman on
+// 16 of 20 ops (docs/cpu-target.md, "One model for the workload's ops").
 #pragma once
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "cost/cost_model.h"
@@ -27,6 +34,12 @@ class OpCostModel {
 
   // Adds the entry's measured latencies on `instances` (all of its latencies when empty).
   void learn(const KernelEntry& entry, const std::vector<size_t>& instances = {});
+  // The same for a kernel of another op of the workload, measured on that op's instances
+  // (`peer`'s indices). Its rows are the peer's (a kernel key of their own, the peer's shapes
+  // and epilogue). Ignored, returning false, when the ops' element types differ: the kernel
+  // then runs on other units.
+  bool learn_peer(const KernelEntry& entry, const InstanceTable& peer,
+                  const std::vector<size_t>& instances = {});
   TrainingReport retrain() { return model_.retrain(); }
 
   // Predicted latency of each candidate on every instance, row-major [c * instances + i].
@@ -39,8 +52,12 @@ class OpCostModel {
   size_t kernels() const { return model_.distinct_kernels(); }
 
  private:
+  void add_rows(const KernelEntry& entry, const InstanceTable& table, const std::string& key,
+                const std::vector<size_t>& instances, double weight);
+
   const InstanceTable* table_;
   MachineSpec machine_;
+  double peer_weight_;
   CostModel model_;
 };
 

@@ -133,7 +133,21 @@ void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indi
     measured.push_back(indices[j]);
   }
   stats_.measurements += measured.size();
-  if (!e.failed && !measured.empty()) model_->learn(e, measured);
+  if (!e.failed && !measured.empty()) {
+    model_->learn(e, measured);
+    for (OpSearch* peer : peers_) peer->model_->learn_peer(e, table_, measured);
+  }
+}
+
+void OpSearch::learn_from_peers(std::vector<OpSearch*> peers) {
+  peers_ = std::move(peers);
+  size_t learned = 0;
+  for (const OpSearch* peer : peers_)
+    for (size_t k : peer->book_.usable()) {
+      model_->learn_peer(peer->book_[k], peer->table_);
+      ++learned;
+    }
+  if (learned) model_->retrain();
 }
 
 void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
@@ -341,8 +355,10 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
 
 const CostModelQuality& OpSearch::evaluate_quality() {
   const auto start = std::chrono::steady_clock::now();
+  std::vector<PeerBook> peers;
+  for (const OpSearch* peer : peers_) peers.push_back({&peer->book_, &peer->table_});
   quality_ = evaluate_held_out(book_, table_, env_.machine(), env_.cost_model, options_.holdout_fraction,
-                               op_seed(options_.seed, op_->name), options_.regret_tolerance);
+                               op_seed(options_.seed, op_->name), options_.regret_tolerance, peers);
   stats_.model_seconds += seconds_since(start);
   // A run that measured nothing new has nothing new to say about the model.
   if (quality_.evaluated && env_.log && stats_.measurements > 0)

@@ -141,6 +141,10 @@ class OpSearch {
   // spaces hold and it has not tried, ahead of what its own model selects: a model trained on
   // this op's kernels alone has no reason to believe in a tile that wins elsewhere.
   void borrow(std::vector<MicroKernel> kernels) { borrowed_ = std::move(kernels); }
+  // The workload's other ops, whose measurements this op's model learns from (OpCostModel::
+  // learn_peer): what they measured so far now, what they measure later as they record it.
+  // The peers must outlive this search; JointSearch owns them all.
+  void learn_from_peers(std::vector<OpSearch*> peers);
   // The distinct kernels of this op's assignment, best-served weight first.
   std::vector<MicroKernel> kernels_in_use() const;
 
@@ -197,6 +201,7 @@ class OpSearch {
   std::vector<SearchSpace> spaces_;
   KernelBook book_;
   std::unique_ptr<OpCostModel> model_;
+  std::vector<OpSearch*> peers_;  // told of every measurement this op records
   std::mt19937_64 rng_;
   std::map<std::string, LaunchPlan> plans_;
   std::set<std::string> tried_;       // keys compiled here or recorded in the log

@@ -577,6 +577,40 @@ TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled
   EXPECT_EQ(measured, device.inputs_measured);
 }
 
+TEST_F(JointSearchTest, EachOpsModelLearnsFromTheOtherOpsKernels) {
+  workload_ = parse_workload(R"({
+    "name": "two",
+    "shape_vars": { "T": { "min": 1, "max": 8 } },
+    "ops": [
+      { "name": "a", "op": "dense", "dtype": "float32", "M": "16*T", "N": 768, "K": 768 },
+      { "name": "b", "op": "dense", "dtype": "float32", "M": "16*T", "N": 256, "K": 512 }
+    ]
+  })",
+                             "two.json");
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.budget.trials_per_op = 24;
+  options.budget.patience_rounds = 0;
+  SearchEnvironment env = environment(device, nullptr);
+  std::vector<const OpSpec*> ops;
+  for (const OpSpec& op : workload_.ops) ops.push_back(&op);
+  JointSearch search(workload_, ops, env, options,
+                     [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
+  JointSearchResult result = search.run();
+  ASSERT_EQ(result.ops.size(), 2u);
+  for (size_t n = 0; n < 2; ++n) {
+    const OpOutcome& op = result.ops[n];
+    const OpOutcome& other = result.ops[1 - n];
+    ASSERT_TRUE(op.quality.evaluated) << op.op;
+    // Every kernel the other op measured, less those of this op's held-out fold.
+    EXPECT_GT(op.quality.peer_kernels, 0u) << op.op;
+    EXPECT_LE(op.quality.peer_kernels, size_t(other.stats.measured_kernels)) << op.op;
+    EXPECT_GE(op.quality.peer_kernels + op.quality.held_out_kernels,
+              size_t(other.stats.measured_kernels))
+        << op.op;
+  }
+}
+
 TEST_F(JointSearchTest, StopsEarlyWhenRoundsStopImproving) {
   CountingDevice device(h100());
   JointSearchOptions options;

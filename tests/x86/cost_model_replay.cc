@@ -1,5 +1,7 @@
-// cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1]: the cost model's held-out
-// quality on a CPU tuning log, as `tune` reports it at the end of a run, without tuning again.
+// cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1] [--peers 0]: the
+// cost model's held-out quality on a CPU tuning log, as `tune` reports it at the end of a run,
+// without tuning again. The model learns from the workload's other ops as tune's does; with
+// --peers 0, from the op's own kernels alone.
 //
 // Not a test: a tool for working on the CPU features and analytic terms (cost/x86_*.cc). A
 // tune of BERT-base takes ten minutes and its Spearman moves by several hundredths from seed to
@@ -14,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,13 +56,15 @@ void fill_book(const OpSpec& op, const InstanceTable& table,
 struct Replay {
   int splits = 0;
   double spearman = 0, within = 0, regret = 0;
+  int shape_splits = 0;
+  double shape_spearman = 0;  // over every kernel, on held-out instances
   size_t kernels = 0;
   std::map<std::string, std::pair<double, int>> per_instance;  // Spearman sum, splits
 };
 
 Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& machine,
               const std::vector<const TuningRecord*>& records, const std::string& tmpl,
-              int seeds) {
+              int seeds, const std::vector<PeerBook>& peers, const CostModelParams& params) {
   std::vector<const TuningRecord*> kept;
   for (const TuningRecord* r : records)
     if (tmpl.empty() || r->mk.tmpl == tmpl) kept.push_back(r);
@@ -69,9 +74,13 @@ Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& m
   out.kernels = book.usable().size();
   for (int seed = 1; seed <= seeds; ++seed) {
     const CostModelQuality q =
-        evaluate_held_out(book, table, machine, CostModelParams{}, 0.2, uint64_t(seed), 0.05);
+        evaluate_held_out(book, table, machine, params, 0.2, uint64_t(seed), 0.05, peers);
     if (!q.evaluated || !std::isfinite(q.summary.mean_spearman)) continue;
     ++out.splits;
+    if (q.shapes_evaluated && std::isfinite(q.shapes.mean_spearman)) {
+      ++out.shape_splits;
+      out.shape_spearman += q.shapes.mean_spearman;
+    }
     out.spearman += q.summary.mean_spearman;
     out.within += q.summary.fraction_within;
     out.regret += q.summary.weighted_mean_regret;
@@ -86,6 +95,7 @@ Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& m
     out.within /= out.splits;
     out.regret /= out.splits;
   }
+  if (out.shape_splits) out.shape_spearman /= out.shape_splits;
   return out;
 }
 
@@ -97,12 +107,16 @@ int run(int argc, char** argv) {
   const std::string log_path = argv[1];
   const Workload workload = load_workload(argv[2]);
   int threads = 0, seeds = 5;
-  bool per_instance = false;
+  bool per_instance = false, use_peers = true;
+  CostModelParams params;
   for (int a = 3; a + 1 < argc; a += 2) {
     const std::string flag = argv[a];
     if (flag == "--threads") threads = std::atoi(argv[a + 1]);
     else if (flag == "--seeds") seeds = std::max(1, std::atoi(argv[a + 1]));
     else if (flag == "--per-instance") per_instance = std::atoi(argv[a + 1]) != 0;
+    else if (flag == "--peers") use_peers = std::atoi(argv[a + 1]) != 0;
+    else if (flag == "--peer-weight") params.peer_weight = std::atof(argv[a + 1]);
+    else if (flag == "--own-label") params.own_label_for_measured = std::atoi(argv[a + 1]) != 0;
   }
   const HostCpu cpu = detect_host_cpu();
   if (threads <= 0) threads = cpu.logical_cores;
@@ -110,11 +124,28 @@ int run(int argc, char** argv) {
 
   std::vector<std::string> warnings;
   const TuningLog log = read_tuning_log(log_path, warnings);
-  fmt::print("{}: {} records; model quality over {} held-out splits of 20% of the kernels\n",
-             log_path, log.records.size(), seeds);
-  fmt::print("{:<8} {:<22} {:>7} {:>9} {:>12} {:>9}\n", "op", "kernels of", "kernels",
-             "Spearman", "top-1 in 5%", "regret");
+  fmt::print("{}: {} records; model quality over {} held-out splits of 20% of the kernels{}\n",
+             log_path, log.records.size(), seeds,
+             use_peers ? ", learning from the other ops too" : ", each op's own kernels alone");
+  fmt::print("{:<8} {:<22} {:>7} {:>9} {:>12} {:>9} {:>14}\n", "op", "kernels of", "kernels",
+             "Spearman", "top-1 in 5%", "regret", "new shapes");
+  // Every op's book, for the others to learn from.
+  std::vector<std::unique_ptr<InstanceTable>> tables;
+  std::vector<std::unique_ptr<KernelBook>> books;
   for (const OpSpec& op : workload.ops) {
+    RecordFilter filter;
+    filter.workload = workload.name;
+    filter.op = op.name;
+    tables.push_back(std::make_unique<InstanceTable>(workload, op));
+    books.push_back(std::make_unique<KernelBook>(*tables.back()));
+    fill_book(op, *tables.back(), filter_records(log, filter), *books.back());
+  }
+  for (size_t n = 0; n < workload.ops.size(); ++n) {
+    const OpSpec& op = workload.ops[n];
+    std::vector<PeerBook> peers;
+    if (use_peers)
+      for (size_t p = 0; p < workload.ops.size(); ++p)
+        if (p != n) peers.push_back({books[p].get(), tables[p].get()});
     RecordFilter filter;
     filter.workload = workload.name;
     filter.op = op.name;
@@ -126,11 +157,11 @@ int run(int argc, char** argv) {
       if (std::find(templates.begin(), templates.end(), r->mk.tmpl) == templates.end())
         templates.push_back(r->mk.tmpl);
     for (const std::string& tmpl : templates) {
-      const Replay r = replay(op, table, machine, records, tmpl, seeds);
+      const Replay r = replay(op, table, machine, records, tmpl, seeds, peers, params);
       if (!r.splits) continue;
-      fmt::print("{:<8} {:<22} {:>7} {:>9.3f} {:>11.0f}% {:>8.1f}%\n", op.name,
+      fmt::print("{:<8} {:<22} {:>7} {:>9.3f} {:>11.0f}% {:>8.1f}% {:>14.3f}\n", op.name,
                  tmpl.empty() ? "every template" : tmpl, r.kernels, r.spearman, 100 * r.within,
-                 100 * r.regret);
+                 100 * r.regret, r.shape_spearman);
       if (per_instance && tmpl.empty())
         for (const auto& [name, sum] : r.per_instance)
           fmt::print("    {:<12} Spearman {:.3f}\n", name, sum.first / sum.second);
