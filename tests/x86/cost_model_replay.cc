@@ -1,6 +1,6 @@
-// cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1] [--peers 0]: the
-// cost model's held-out quality on a CPU tuning log, as `tune` reports it at the end of a run,
-// without tuning again. The model learns from the workload's other ops as tune's does; with
+// cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1] [--peers 0]
+// [--peer-weight W] [--own-label 0] [--gpu ID]: the cost model's held-out quality on a tuning
+// log, as `tune` reports it at the end of a run, without tuning again. The model learns from the workload's other ops as tune's does; with
 // --peers 0, from the op's own kernels alone.
 //
 // Not a test: a tool for working on the CPU features and analytic terms (cost/x86_*.cc). A
@@ -9,7 +9,8 @@
 // held-out splits, shows what a change to the model does on the same data in seconds.
 //
 // The machine figures (FMA peak, bandwidth) are probed on this host, as `tune` does: replay a
-// log on the kind of machine it was measured on.
+// log on the kind of machine it was measured on. A GPU log (--gpu h200) is replayed against
+// the GPU's spec in configs/gpus, anywhere.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -26,6 +27,7 @@
 #include "search/kernel_book.h"
 #include "search/model_quality.h"
 #include "search/tuning_log.h"
+#include "space/gpu_spec.h"
 #include "space/machine_spec.h"
 #include "workload/workload.h"
 #include "x86/host_cpu.h"
@@ -45,6 +47,12 @@ void fill_book(const OpSpec& op, const InstanceTable& table,
     auto plan = plans.find(r->mk.key());
     if (plan == plans.end()) plan = plans.emplace(r->mk.key(), generate_kernel(op, r->mk).plan).first;
     KernelEntry& e = book.add(r->mk, plan->second);
+    if (r->registers && !e.resources) {  // ptxas's count, as a resumed search has it
+      KernelResources res;
+      res.entry = plan->second.entry;
+      res.registers = *r->registers;
+      e.resources = res;
+    }
     if (r->status == MeasureStatus::kOk && r->latency_us)
       book.add_latency(e, *i, *r->latency_us);
     else
@@ -108,6 +116,7 @@ int run(int argc, char** argv) {
   const Workload workload = load_workload(argv[2]);
   int threads = 0, seeds = 5;
   bool per_instance = false, use_peers = true;
+  std::string gpu;  // a GPU log: the id of its configs/gpus spec
   CostModelParams params;
   for (int a = 3; a + 1 < argc; a += 2) {
     const std::string flag = argv[a];
@@ -115,12 +124,18 @@ int run(int argc, char** argv) {
     else if (flag == "--seeds") seeds = std::max(1, std::atoi(argv[a + 1]));
     else if (flag == "--per-instance") per_instance = std::atoi(argv[a + 1]) != 0;
     else if (flag == "--peers") use_peers = std::atoi(argv[a + 1]) != 0;
+    else if (flag == "--gpu") gpu = argv[a + 1];
     else if (flag == "--peer-weight") params.peer_weight = std::atof(argv[a + 1]);
     else if (flag == "--own-label") params.own_label_for_measured = std::atoi(argv[a + 1]) != 0;
   }
-  const HostCpu cpu = detect_host_cpu();
-  if (threads <= 0) threads = cpu.logical_cores;
-  const MachineSpec machine = MachineSpec::of_cpu(host_cpu_spec(cpu, threads));
+  MachineSpec machine;
+  if (gpu.empty()) {
+    const HostCpu cpu = detect_host_cpu();
+    if (threads <= 0) threads = cpu.logical_cores;
+    machine = MachineSpec::of_cpu(host_cpu_spec(cpu, threads));
+  } else {
+    machine = MachineSpec(load_gpu_spec(gpu));
+  }
 
   std::vector<std::string> warnings;
   const TuningLog log = read_tuning_log(log_path, warnings);
