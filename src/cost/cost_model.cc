@@ -222,8 +222,8 @@ std::vector<double> CostModel::throughputs(const std::vector<KernelCandidate>& c
     for (size_t i = 0; i < candidates.size(); ++i) {
       // A kernel measured on some shapes is predicted on the others from its own label:
       // what it did beats what kernels with features like its did.
-      const auto own = params_.own_label_for_measured ? measured_labels_.find(candidates[i].mk.key())
-                                                      : measured_labels_.end();
+      const bool ask = params_.own_label_for_measured && !measured_labels_.empty();
+      const auto own = ask ? measured_labels_.find(candidates[i].mk.key()) : measured_labels_.end();
       const double log_f = own != measured_labels_.end() ? own->second : double(log_efficiency[i]);
       out[i] = std::exp(log_f) * profiles[i].peak_flops_per_us;
     }

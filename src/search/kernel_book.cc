@@ -35,6 +35,14 @@ void KernelBook::add_latency(KernelEntry& entry, size_t instance, double latency
   }
 }
 
+void KernelBook::note_registers(KernelEntry& entry, int registers) {
+  if (entry.resources) return;
+  KernelResources res;
+  res.entry = entry.plan.entry;
+  res.registers = registers;
+  entry.resources = res;
+}
+
 void KernelBook::add_failure(KernelEntry& entry, size_t instance, MeasureStatus status,
                              const std::string& error) {
   entry.recorded[instance] = 1;

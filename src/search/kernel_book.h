@@ -47,6 +47,9 @@ class KernelBook {
   void add_latency(KernelEntry& entry, size_t instance, double latency_us);
   void add_failure(KernelEntry& entry, size_t instance, MeasureStatus status,
                    const std::string& error);
+  // What a log record says of the kernel's compiled main entry (ptxas's registers per
+  // thread), kept unless the entry already has a report: enough for the cost model's features.
+  static void note_registers(KernelEntry& entry, int registers);
 
   size_t size() const { return entries_.size(); }
   const KernelEntry& operator[](size_t i) const { return entries_[i]; }

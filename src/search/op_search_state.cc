@@ -36,12 +36,7 @@ void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
       continue;
     }
     KernelEntry& e = book_.add(r->mk, *plan);
-    if (r->registers && !e.resources) {
-      KernelResources res;
-      res.entry = plan->entry;
-      res.registers = *r->registers;
-      e.resources = res;
-    }
+    if (r->registers) KernelBook::note_registers(e, *r->registers);
     if (r->status == MeasureStatus::kOk && r->latency_us) {
       book_.add_latency(e, *i, *r->latency_us);
     } else {

@@ -47,12 +47,7 @@ void fill_book(const OpSpec& op, const InstanceTable& table,
     auto plan = plans.find(r->mk.key());
     if (plan == plans.end()) plan = plans.emplace(r->mk.key(), generate_kernel(op, r->mk).plan).first;
     KernelEntry& e = book.add(r->mk, plan->second);
-    if (r->registers && !e.resources) {  // ptxas's count, as a resumed search has it
-      KernelResources res;
-      res.entry = plan->second.entry;
-      res.registers = *r->registers;
-      e.resources = res;
-    }
+    if (r->registers) KernelBook::note_registers(e, *r->registers);  // as a resumed search has it
     if (r->status == MeasureStatus::kOk && r->latency_us)
       book.add_latency(e, *i, *r->latency_us);
     else
