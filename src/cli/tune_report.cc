@@ -95,20 +95,21 @@ void TuneProgress::update(const SearchProgress& p) {
     }
     case SearchProgress::Kind::kOpDone: {
       const CostModelQuality& q = op.quality();
-      std::string quality = q.evaluated
-                                ? fmt::format(
-                                      "cost model Spearman {} and top-1 within 5% on {} of "
-                                      "instances ({} held-out kernels; trained on the rest{})",
-                                      number_or_dash(q.summary.mean_spearman, 3),
-                                      percent(q.summary.fraction_within), q.held_out_kernels,
-                                      q.peer_kernels
-                                          ? fmt::format(", and {} kernels of the other ops",
-                                                        q.peer_kernels)
-                                          : std::string())
-                                : std::string("too few kernels to judge the cost model");
+      // Every kernel ranked by a model that never saw it (model_quality.h: k-fold).
+      std::string quality =
+          q.evaluated
+              ? fmt::format("cost model on kernels it never saw ({}-fold over {}{}): Spearman {}, "
+                            "top-1 within 5% on {} of instances",
+                            q.folds, q.held_out_kernels,
+                            q.peer_kernels ? fmt::format(", with {} kernels of the other ops",
+                                                         q.peer_kernels)
+                                           : std::string(),
+                            number_or_dash(q.summary.mean_spearman, 3),
+                            percent(q.summary.fraction_within))
+              : std::string("too few kernels to judge the cost model");
       if (q.shapes_evaluated)
-        quality += fmt::format("; on {} held-out shapes, Spearman {} over every kernel",
-                               q.held_out_instances, number_or_dash(q.shapes.mean_spearman, 3));
+        quality += fmt::format("; on shapes it never saw ({}), Spearman {}", q.held_out_instances,
+                               number_or_dash(q.shapes.mean_spearman, 3));
       line(fmt::format("{}: done ({}): weighted mean {}; {}", op.op().name,
                        to_string(op.stop_reason()), format_latency_us(op.weighted_mean_us()),
                        quality));
@@ -206,6 +207,7 @@ nlohmann::ordered_json summary_json(const JointSearchResult& result, const Workl
     j["measure_seconds"] = o.stats.measure_seconds;
     j["model_seconds"] = o.stats.model_seconds;
     j["cost_model"] = {{"evaluated", o.quality.evaluated},
+                       {"folds", o.quality.folds},
                        {"train_kernels", o.quality.train_kernels},
                        {"held_out_kernels", o.quality.held_out_kernels},
                        {"mean_spearman", number(q.mean_spearman)},

@@ -599,11 +599,16 @@ TEST_F(JointSearchTest, EachOpsModelLearnsFromTheOtherOpsKernels) {
     for (const OpOutcome& other : result.ops)
       if (&other != &op) others += size_t(other.stats.measured_kernels);
     ASSERT_TRUE(op.quality.evaluated) << op.op;
-    // Every kernel the other ops measured, less those of this op's held-out fold (a held-out
-    // key can be one kernel in each of the two others).
+    // Each fold learns every kernel the other ops measured, less those whose key it holds out
+    // (one key can be a kernel of each of the two others); peer_kernels is the mean per fold.
+    const size_t folds = op.quality.folds;
+    EXPECT_EQ(folds, 5u) << op.op;
     EXPECT_GT(op.quality.peer_kernels, 0u) << op.op;
     EXPECT_LE(op.quality.peer_kernels, others) << op.op;
-    EXPECT_GE(op.quality.peer_kernels + 2 * op.quality.held_out_kernels, others) << op.op;
+    EXPECT_LE(op.quality.peer_kernels_withheld, 2 * op.quality.held_out_kernels) << op.op;
+    EXPECT_NEAR(double(op.quality.peer_kernels * folds + op.quality.peer_kernels_withheld),
+                double(others * folds), folds / 2.0)
+        << op.op;
     EXPECT_TRUE(op.quality.shapes_evaluated) << op.op;
   }
 }

@@ -5,8 +5,9 @@
 //
 // Not a test: a tool for working on the CPU features and analytic terms (cost/x86_*.cc). A
 // tune of BERT-base takes ten minutes and its Spearman moves by several hundredths from seed to
-// seed; replaying the measurements of one log through the current model, over several
-// held-out splits, shows what a change to the model does on the same data in seconds.
+// seed; replaying the measurements of one log through the current model, cross-validated with
+// several seeds (each deals the folds anew), shows what a change to the model does on the same
+// data in seconds.
 //
 // The machine figures (FMA peak, bandwidth) are probed on this host, as `tune` does: replay a
 // log on the kind of machine it was measured on. A GPU log (--gpu h200) is replayed against
@@ -134,7 +135,7 @@ int run(int argc, char** argv) {
 
   std::vector<std::string> warnings;
   const TuningLog log = read_tuning_log(log_path, warnings);
-  fmt::print("{}: {} records; model quality over {} held-out splits of 20% of the kernels{}\n",
+  fmt::print("{}: {} records; model quality, 5-fold cross-validated with {} seeds{}\n",
              log_path, log.records.size(), seeds,
              use_peers ? ", learning from the other ops too" : ", each op's own kernels alone");
   fmt::print("{:<8} {:<22} {:>7} {:>9} {:>12} {:>9} {:>14}\n", "op", "kernels of", "kernels",
