@@ -57,8 +57,10 @@ WorkerCandidate DriftAnchor::candidate(size_t shape) const {
 double DriftAnchor::observe(size_t shape, double latency_us) {
   if (shape >= samples_.size() || !(latency_us > 0) || !std::isfinite(latency_us)) return 1.0;
   std::vector<double>& seen = samples_[shape];
+  const double scale = median(seen) / latency_us;
+  if (scale > 1 + kMaxDrift || scale < 1 / (1 + kMaxDrift)) return 1.0;
   seen.push_back(latency_us);
-  return std::clamp(median(seen) / latency_us, kMinScale, kMaxScale);
+  return scale;
 }
 
 }  // namespace dietcode

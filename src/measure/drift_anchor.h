@@ -13,10 +13,17 @@
 // the anchor, interleaved with the batch's candidates, on one of the anchor's own shapes: the
 // largest whose FLOPs stay within max_share of the batch's per round (so it costs about that
 // share of the timing; a batch too small for any goes uncorrected). observe() returns the
-// batch's correction, the anchor's median time on that shape over all batches so far divided
+// batch's correction, the anchor's median time on that shape over the batches before divided
 // by its time in this batch, and the batch's latencies are multiplied by it: they read as if
-// the machine had been in its typical state. The correction is clamped to [0.5, 2]: beyond,
-// something other than drift is at work.
+// the machine had been in its typical state.
+//
+// A correction beyond 10% either way is refused (1, and the time is not kept): the anchor is
+// timed on one shape, a median of a few runs, and a hiccup of its own would otherwise move a
+// whole batch. In the first tune with the anchor (BERT-base on a 2-core Zen 4 guest), the
+// corrections followed the machine smoothly, 0.94-1.03 with episodes of several batches at
+// 0.96-0.97, except for two single batches at 0.80 and 0.82 whose kernels had run at their
+// usual speed: the anchor alone had been slow, and the correction made their kernels faster
+// than the FMA peak.
 //
 // Target-independent bookkeeping; the measurer (x86/cpu_measurer.h) adds the anchor to its
 // requests and applies the correction, which the log keeps as "drift_scale".
@@ -44,10 +51,11 @@ class DriftAnchor {
   std::optional<size_t> pick(double batch_flops) const;
   // The anchor restricted to shape `shape` (an index from pick), ready for a time request.
   WorkerCandidate candidate(size_t shape) const;
-  // The anchor took `latency_us` on `shape` in this batch: the batch's correction factor.
+  // The anchor took `latency_us` on `shape` in this batch: the batch's correction factor, or 1
+  // when the time is no time or an outlier (beyond kMaxDrift).
   double observe(size_t shape, double latency_us);
 
-  static constexpr double kMinScale = 0.5, kMaxScale = 2.0;
+  static constexpr double kMaxDrift = 0.10;
 
  private:
   double max_share_;

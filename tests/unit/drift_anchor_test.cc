@@ -63,15 +63,18 @@ TEST(DriftAnchor, OnlyTheFirstKernelAndItsMeasuredShapesCount) {
 TEST(DriftAnchor, TheCorrectionIsTheTypicalTimeOverThisBatchs) {
   DriftAnchor anchor(0.05);
   anchor.adopt(candidate_on({16, 64}), {100, 400});
-  // The machine ran 10% slow in this batch: its latencies are brought back by 100 / 110.
-  EXPECT_DOUBLE_EQ(anchor.observe(0, 110), 105.0 / 110);  // median of {100, 110}
-  EXPECT_DOUBLE_EQ(anchor.observe(0, 100), 100.0 / 100);  // median of {100, 100, 110}
-  EXPECT_DOUBLE_EQ(anchor.observe(0, 90), 100.0 / 90);    // median of {90, 100, 100, 110}
+  // The machine ran 8% slow in this batch: its latencies are brought back by 100 / 108.
+  EXPECT_DOUBLE_EQ(anchor.observe(0, 108), 100.0 / 108);  // median of {100}
+  EXPECT_DOUBLE_EQ(anchor.observe(0, 100), 104.0 / 100);  // median of {100, 108}
+  EXPECT_DOUBLE_EQ(anchor.observe(0, 95), 100.0 / 95);    // median of {100, 100, 108}
+  EXPECT_DOUBLE_EQ(anchor.observe(0, 100), 100.0 / 100);  // median of {95, 100, 100, 108}
   // Each shape keeps its own history.
   EXPECT_DOUBLE_EQ(anchor.observe(1, 400), 1.0);
-  // Beyond [0.5, 2] it is not drift: clamped.
-  EXPECT_DOUBLE_EQ(anchor.observe(1, 10000), DriftAnchor::kMinScale);
-  EXPECT_DOUBLE_EQ(anchor.observe(1, 1), DriftAnchor::kMaxScale);
+  // 25% slow, 20% fast: the anchor's own hiccup, not the machine's drift. No correction, and
+  // the time is not kept (the next correction is against 400 still).
+  EXPECT_DOUBLE_EQ(anchor.observe(1, 500), 1.0);
+  EXPECT_DOUBLE_EQ(anchor.observe(1, 320), 1.0);
+  EXPECT_DOUBLE_EQ(anchor.observe(1, 380), 400.0 / 380);  // median of {400, 400}
   // A time that is no time corrects nothing.
   EXPECT_DOUBLE_EQ(anchor.observe(0, std::numeric_limits<double>::quiet_NaN()), 1.0);
   EXPECT_DOUBLE_EQ(anchor.observe(7, 100), 1.0);

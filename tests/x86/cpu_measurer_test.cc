@@ -354,8 +354,8 @@ TEST_F(CpuMeasurerTest, TheDriftAnchorCorrectsTheBatchesTimedAfterIt) {
     ASSERT_EQ(r.status, MeasureStatus::kOk) << r.error;
     expect_all_finite(r);
     ASSERT_TRUE(r.drift_scale);
-    EXPECT_GE(*r.drift_scale, DriftAnchor::kMinScale);
-    EXPECT_LE(*r.drift_scale, DriftAnchor::kMaxScale);
+    EXPECT_GE(*r.drift_scale, 1 / (1 + DriftAnchor::kMaxDrift));
+    EXPECT_LE(*r.drift_scale, 1 + DriftAnchor::kMaxDrift);
   }
   EXPECT_EQ(*later[0].drift_scale, *later[1].drift_scale);  // one batch, one correction
 
