@@ -72,9 +72,6 @@ struct MeasureResult {
   // early on a candidate far slower than the best); a log gets a record only for finite values.
   std::vector<double> latency_us;
   double seconds = 0;  // wall time spent measuring this input
-  // The correction for the machine's drift the latencies carry (measure/drift_anchor.h): the
-  // raw medians times this. Unset when the batch was timed without an anchor.
-  std::optional<double> drift_scale;
 };
 
 // The device a measurer times on, as written into every log record.

@@ -56,7 +56,6 @@ json TuningRecord::to_json() const {
   if (latency_us) j["latency_us"] = *latency_us;
   if (!error.empty()) j["error"] = error;
   if (registers) j["registers"] = *registers;
-  if (drift_scale) j["drift_scale"] = *drift_scale;
   return j;
 }
 
@@ -109,11 +108,6 @@ TuningRecord TuningRecord::from_json(const json& j) {
     if (!regs->is_number_integer() || regs->get<int64_t>() < 0 || regs->get<int64_t>() > 65536)
       throw UserError("registers: expected a register count");
     r.registers = regs->get<int>();
-  }
-  if (auto scale = j.find("drift_scale"); scale != j.end()) {
-    if (!scale->is_number() || !(scale->get<double>() > 0) || !std::isfinite(scale->get<double>()))
-      throw UserError("drift_scale: expected a positive number");
-    r.drift_scale = scale->get<double>();
   }
   r.device = required_string(j, "device");
   r.arch = required_string(j, "arch");
@@ -175,7 +169,6 @@ std::vector<TuningRecord> records_from_result(const std::string& workload,
     r.arch = device.arch;
     r.simulated = device.simulated;
     r.l2 = device.l2;
-    if (ok) r.drift_scale = result.drift_scale;
     r.tool_version = tool_version();
     r.timestamp = timestamp;
     records.push_back(std::move(r));

@@ -19,8 +19,6 @@
 //   registers    optional: ptxas's registers per thread for the kernel, a cost-model feature.
 //   l2           "flush" or "warm": the L2 regime of the timing (tune --l2). Absent in logs of
 //                tools that always timed warm, and read as "warm" there.
-//   drift_scale  optional: the correction for the machine's drift between batches that
-//                latency_us carries (measure/drift_anchor.h): the raw median times this.
 //
 // Other kinds of line (say a cost-model quality summary) carry a different "kind"; readers
 // keep them aside untouched and skip kinds they do not know. A line without "kind" is a
@@ -62,9 +60,6 @@ struct TuningRecord {
   std::string arch;    // "sm_90"
   bool simulated = false;
   std::string l2 = "flush";  // DeviceIdentity::l2; "warm" for logs written before the field
-  // MeasureResult::drift_scale: latency_us is the raw median times this. Absent when the
-  // measurer timed no drift anchor beside the batch.
-  std::optional<double> drift_scale;
   std::string tool_version;
   std::string timestamp;  // ISO-8601 UTC, "2025-03-01T12:00:00.123Z"
 

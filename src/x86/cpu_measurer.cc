@@ -144,7 +144,7 @@ std::vector<std::string> cpu_worker_command() {
 }
 
 CpuMeasurer::CpuMeasurer(std::unique_ptr<WorkerProcess> worker, CpuMeasurerOptions options)
-    : worker_(std::move(worker)), options_(std::move(options)), anchor_(options_.anchor_share) {
+    : worker_(std::move(worker)), options_(std::move(options)) {
   identity_.name = cpu_brand_string();
   identity_.arch = options_.arch;
   identity_.simulated = false;
@@ -218,11 +218,9 @@ double CpuMeasurer::time_limit_seconds(const std::vector<Pending*>& group) const
   return seconds;
 }
 
-// Times a group in one request, with the drift anchor beside it when one fits; if the worker
-// dies or hangs on a group of several, times each alone (without the anchor) so that only the
-// culprit is marked.
-void CpuMeasurer::time(const std::vector<Pending*>& group, std::vector<MeasureResult>& results,
-                       bool anchored) {
+// Times a group in one request; if the worker dies or hangs on a group of several, times each
+// alone so that only the culprit is marked.
+void CpuMeasurer::time(const std::vector<Pending*>& group, std::vector<MeasureResult>& results) {
   if (group.empty()) return;
   auto start = Clock::now();
   json req = request("time");
@@ -230,54 +228,28 @@ void CpuMeasurer::time(const std::vector<Pending*>& group, std::vector<MeasureRe
   req["repeats"] = options_.measure.repeats;
   req["evict"] = options_.measure.flush_l2;
   req["candidates"] = json::array();
-  double batch_flops = 0;
-  for (const Pending* p : group) {
-    req["candidates"].push_back(to_json(p->candidate));
-    for (const GemmShape& s : p->candidate.shapes) batch_flops += s.flops();
-  }
-  std::optional<size_t> anchor_shape;
-  if (anchored && options_.drift_anchor) anchor_shape = anchor_.pick(batch_flops);
-  Pending anchor{0, {}};
-  if (anchor_shape) {
-    anchor.candidate = anchor_.candidate(*anchor_shape);
-    req["candidates"].push_back(to_json(anchor.candidate));
-  }
-  std::vector<Pending*> timed = group;
-  if (anchor_shape) timed.push_back(&anchor);
-  const double timeout = time_limit_seconds(timed);
+  for (const Pending* p : group) req["candidates"].push_back(to_json(p->candidate));
+  const double timeout = time_limit_seconds(group);
   WorkerReply reply = call(req, timeout);
 
   if (reply.outcome == WorkerOutcome::kOk) {
     const json& replies = reply.value.at("results");
-    if (replies.size() != timed.size())
+    if (replies.size() != group.size())
       throw std::logic_error("the CPU worker answered for a different number of candidates");
-    std::optional<double> scale;
-    if (anchor_shape) {
-      WorkerResult a = result_from_json(replies.back());
-      if (a.status == MeasureStatus::kOk && a.latency_us.size() == 1)
-        scale = anchor_.observe(*anchor_shape, a.latency_us[0]);
-    }
     const double share = seconds_since(start) / double(group.size());
     for (size_t i = 0; i < group.size(); ++i) {
       WorkerResult r = result_from_json(replies[i]);
       MeasureResult& out = results[group[i]->input];
       out.status = r.status;
       out.error = r.error;
-      if (r.status == MeasureStatus::kOk && r.latency_us.size() == out.latency_us.size()) {
-        if (!anchor_.adopted() && options_.drift_anchor)
-          anchor_.adopt(group[i]->candidate, r.latency_us);
+      if (r.status == MeasureStatus::kOk && r.latency_us.size() == out.latency_us.size())
         out.latency_us = r.latency_us;
-        if (scale) {
-          for (double& l : out.latency_us) l *= *scale;
-          out.drift_scale = scale;
-        }
-      }
       out.seconds += share;
     }
     return;
   }
   if (group.size() > 1) {
-    for (Pending* p : group) time({p}, results, false);
+    for (Pending* p : group) time({p}, results);
     return;
   }
   MeasureResult& out = results[group[0]->input];
@@ -341,7 +313,7 @@ std::vector<MeasureResult> CpuMeasurer::measure(const std::vector<MeasureInput>&
     }
     passed.push_back(&p);
   }
-  time(passed, results, true);
+  time(passed, results);
   for (const MeasureResult& result : results) {
     health_.observe(result.status, result.error);
     if (std::string why = health_.broken(); !why.empty())

@@ -17,10 +17,7 @@
 //          timed ones, round-robin over candidates and shapes (noise on these machines is
 //          heavy and drifts: interleave, never time one candidate after another), steady_clock
 //          around each call, the median per shape. If the worker dies or hangs on the group,
-//          each candidate is timed alone so only the culprit is marked. Beside the group, the
-//          drift anchor (measure/drift_anchor.h): the run's first kernel timed ok, on one of
-//          its shapes, whose time against its typical time corrects the group's for the
-//          drift between batches (MeasureResult::drift_scale).
+//          each candidate is timed alone so only the culprit is marked.
 // Outcomes become statuses: killed by a signal -> kLaunchError "crashed with SIGILL (illegal
 // instruction)"; exited -> kLaunchError; no answer in time -> kTimeout; the kernel returned
 // nonzero -> kLaunchError; disagrees with the reference or wrote outside its output ->
@@ -60,7 +57,6 @@
 #include <string>
 #include <vector>
 
-#include "measure/drift_anchor.h"
 #include "measure/environment_health.h"
 #include "measure/gpu_protocol.h"
 #include "measure/measurer.h"
@@ -80,10 +76,6 @@ struct CpuMeasurerOptions {
   // would cost far more than the calls. 64 MiB is 2x the 32 MB L3 of the target EPYC.
   int64_t max_evict_bytes = int64_t(64) << 20;
   double start_timeout_seconds = 120;  // first contact, restarts, and computing references
-  // Time a reference kernel beside every batch and correct the batch's latencies for the
-  // machine's drift (measure/drift_anchor.h), at about anchor_share more timing.
-  bool drift_anchor = true;
-  double anchor_share = 0.05;
 };
 
 class CpuMeasurer : public Measurer {
@@ -110,9 +102,7 @@ class CpuMeasurer : public Measurer {
   WorkerReply call(const nlohmann::json& request, double timeout_seconds);
   void prepare_worker();
   void check(Pending& pending, MeasureResult& result);
-  // anchored: time the drift anchor beside the group (not when retrying candidates alone).
-  void time(const std::vector<Pending*>& group, std::vector<MeasureResult>& results,
-            bool anchored);
+  void time(const std::vector<Pending*>& group, std::vector<MeasureResult>& results);
   double time_limit_seconds(const std::vector<Pending*>& group) const;
 
   std::unique_ptr<WorkerProcess> worker_;
@@ -122,7 +112,6 @@ class CpuMeasurer : public Measurer {
   int64_t llc_bytes_ = 0, evict_bytes_ = 0;
   double evict_us_ = 0;
   EnvironmentHealth health_;
-  DriftAnchor anchor_;
   std::set<std::string> checked_;  // candidate ids whose result matched the reference
 };
 

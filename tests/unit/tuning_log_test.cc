@@ -91,7 +91,6 @@ TEST_F(TuningLogTest, RecordsRoundTripThroughTheFile) {
   TuningRecord ok = sample(37, 41.700000000000003);
   ok.registers = 96;
   ok.simulated = true;
-  ok.drift_scale = 0.97;
   TuningRecord failed = sample(38);
   failed.latency_us.reset();
   failed.status = MeasureStatus::kWrongResult;
@@ -109,8 +108,6 @@ TEST_F(TuningLogTest, RecordsRoundTripThroughTheFile) {
   expect_same(log.records[0], ok);
   EXPECT_EQ(log.records[0].registers, 96);
   EXPECT_TRUE(log.records[0].simulated);
-  EXPECT_EQ(log.records[0].drift_scale, 0.97);
-  EXPECT_FALSE(log.records[1].drift_scale);
   EXPECT_EQ(log.records[1].status, MeasureStatus::kWrongResult);
   EXPECT_FALSE(log.records[1].latency_us);
   EXPECT_EQ(log.records[1].error, "max abs error 0.5 at C[3,7] (\xEF\xBF\xBD not UTF-8)");
@@ -241,12 +238,11 @@ TEST_F(TuningLogTest, DamagedLinesAreSkippedWithTheReason) {
                      with("mk", {{"template", "t"}, {"params", {{"BM", 1.5}}}}) + "\n" +  // 12
                      with("simulated", "no") + "\n" +                                     // 13
                      with("kind", 7) + "\n" +                                             // 14
-                     with("drift_scale", 0) + "\n" +                                      // 15
                      R"({"kind": "model_quality", "spearman": 0.93})"
-                     "\n" +  // 16
+                     "\n" +  // 15
                      without("kind") +
-                     "\r\n" +                    // 17: no kind, CRLF
-                     good.dump().substr(0, 40);  // 18: torn
+                     "\r\n" +                    // 16: no kind, CRLF
+                     good.dump().substr(0, 40);  // 17: torn
   write_file(path_, text);
   std::vector<std::string> warnings;
   TuningLog log = read_tuning_log(path_, warnings);
@@ -266,8 +262,7 @@ TEST_F(TuningLogTest, DamagedLinesAreSkippedWithTheReason) {
       path_ + ":12: skipped: mk: params.BM: expected an integer",
       path_ + ":13: skipped: simulated: expected true or false",
       path_ + ":14: skipped: kind: expected a string",
-      path_ + ":15: skipped: drift_scale: expected a positive number",
-      path_ + ":18: skipped: invalid JSON (truncated or corrupt line)",
+      path_ + ":17: skipped: invalid JSON (truncated or corrupt line)",
   };
   EXPECT_EQ(warnings, expected);
 }
@@ -470,14 +465,12 @@ TEST(TuningLogRecords, OneRecordPerInstanceFromAResult) {
   DeviceIdentity device{"simulated NVIDIA H100 80GB HBM3", "sm_90", true};
   MeasureResult ok;
   ok.latency_us = {5.0, std::nan(""), 7.0};
-  ok.drift_scale = 1.04;
   auto records = records_from_result("bert", input, ok, device);
   ASSERT_EQ(records.size(), 2u);  // the unmeasured instance has no record
   EXPECT_EQ(records[0].shape, (std::map<std::string, int64_t>{{"B", 4}, {"T", 1}}));
   EXPECT_EQ(records[1].shape.at("T"), 3);
   EXPECT_EQ(records[1].gemm.M, 192);
   EXPECT_EQ(records[1].latency_us, 7.0);
-  EXPECT_EQ(records[1].drift_scale, 1.04);  // the batch's correction, on every record
   EXPECT_EQ(records[0].registers, 90);
   EXPECT_TRUE(records[0].simulated);
   EXPECT_EQ(records[0].device, "simulated NVIDIA H100 80GB HBM3");
@@ -496,7 +489,6 @@ TEST(TuningLogRecords, OneRecordPerInstanceFromAResult) {
   for (const auto& r : records) {
     EXPECT_EQ(r.status, MeasureStatus::kTimeout);
     EXPECT_FALSE(r.latency_us);
-    EXPECT_FALSE(r.drift_scale);
     EXPECT_EQ(r.error, "no answer within 10 s");
   }
 }

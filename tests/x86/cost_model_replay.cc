@@ -1,8 +1,7 @@
 // cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1] [--peers 0]
-// [--peer-weight W] [--own-label 0] [--gpu ID] [--raw 1]: the cost model's held-out quality on a tuning
+// [--peer-weight W] [--own-label 0] [--gpu ID]: the cost model's held-out quality on a tuning
 // log, as `tune` reports it at the end of a run, without tuning again. The model learns from the workload's other ops as tune's does; with
-// --peers 0, from the op's own kernels alone; with --raw 1, from the times as timed, without
-// the measurer's drift correction (the log's "drift_scale").
+// --peers 0, from the op's own kernels alone.
 //
 // Not a test: a tool for working on the CPU features and analytic terms (cost/x86_*.cc). A
 // tune of BERT-base takes ten minutes and its Spearman moves by several hundredths from seed to
@@ -112,7 +111,7 @@ int run(int argc, char** argv) {
   const std::string log_path = argv[1];
   const Workload workload = load_workload(argv[2]);
   int threads = 0, seeds = 5;
-  bool per_instance = false, use_peers = true, raw = false;
+  bool per_instance = false, use_peers = true;
   std::string gpu;  // a GPU log: the id of its configs/gpus spec
   CostModelParams params;
   for (int a = 3; a + 1 < argc; a += 2) {
@@ -124,7 +123,6 @@ int run(int argc, char** argv) {
     else if (flag == "--gpu") gpu = argv[a + 1];
     else if (flag == "--peer-weight") params.peer_weight = std::atof(argv[a + 1]);
     else if (flag == "--own-label") params.own_label_for_measured = std::atoi(argv[a + 1]) != 0;
-    else if (flag == "--raw") raw = std::atoi(argv[a + 1]) != 0;
   }
   MachineSpec machine;
   if (gpu.empty()) {
@@ -136,11 +134,7 @@ int run(int argc, char** argv) {
   }
 
   std::vector<std::string> warnings;
-  TuningLog log = read_tuning_log(log_path, warnings);
-  // --raw 1: the times as timed, without the drift correction the measurer applied.
-  if (raw)
-    for (TuningRecord& r : log.records)
-      if (r.latency_us && r.drift_scale) *r.latency_us /= *r.drift_scale;
+  const TuningLog log = read_tuning_log(log_path, warnings);
   fmt::print("{}: {} records; model quality, 5-fold cross-validated with {} seeds{}\n",
              log_path, log.records.size(), seeds,
              use_peers ? ", learning from the other ops too" : ", each op's own kernels alone");

@@ -331,52 +331,6 @@ TEST_F(CpuMeasurerTest, ACrashWhileTimedIsFoundByTimingEachAlone) {
   EXPECT_EQ(r[1].error, "crashed with SIGILL (illegal instruction)");
 }
 
-// The first kernel timed ok becomes the drift anchor (measure/drift_anchor.h). A later batch
-// with work enough to carry one of its shapes within 5% times it too and gets a correction,
-// which its latencies carry; a batch too small for any of the anchor's shapes gets none, and
-// so does every batch when the anchor is off.
-TEST_F(CpuMeasurerTest, TheDriftAnchorCorrectsTheBatchesTimedAfterIt) {
-  auto distinct = [&](const std::string& variant, const std::vector<int64_t>& ms, int bm) {
-    MeasureInput in = input(variant, ms);
-    in.mk.params["BM"] = bm;
-    return in;
-  };
-  auto measurer = make_measurer();
-  std::vector<MeasureResult> first = measurer->measure({distinct("good", {8, 16}, 1)});
-  ASSERT_EQ(first[0].status, MeasureStatus::kOk) << first[0].error;
-  EXPECT_FALSE(first[0].drift_scale);  // nothing to compare with yet
-
-  // 2 x 512 rows a round: the anchor's 16 rows are 1.6% of that.
-  std::vector<MeasureResult> later =
-      measurer->measure({distinct("good", {512}, 2), distinct("good", {512}, 3)});
-  ASSERT_EQ(later.size(), 2u);
-  for (const MeasureResult& r : later) {
-    ASSERT_EQ(r.status, MeasureStatus::kOk) << r.error;
-    expect_all_finite(r);
-    ASSERT_TRUE(r.drift_scale);
-    EXPECT_GE(*r.drift_scale, 1 / (1 + DriftAnchor::kMaxDrift));
-    EXPECT_LE(*r.drift_scale, 1 + DriftAnchor::kMaxDrift);
-  }
-  EXPECT_EQ(*later[0].drift_scale, *later[1].drift_scale);  // one batch, one correction
-
-  // 8 rows a round: even the anchor's smallest shape is all of that.
-  std::vector<MeasureResult> small = measurer->measure({distinct("good", {8}, 4)});
-  ASSERT_EQ(small[0].status, MeasureStatus::kOk) << small[0].error;
-  EXPECT_FALSE(small[0].drift_scale);
-
-  CpuMeasurerOptions off;
-  off.threads = 2;
-  off.measure.warmup = 1;
-  off.measure.repeats = 3;
-  off.drift_anchor = false;
-  CpuMeasurer plain(std::make_unique<WorkerProcess>(cpu_worker_handler()), off);
-  plain.measure({distinct("good", {8, 16}, 5)});
-  std::vector<MeasureResult> unanchored =
-      plain.measure({distinct("good", {512}, 6), distinct("good", {512}, 7)});
-  ASSERT_EQ(unanchored[0].status, MeasureStatus::kOk) << unanchored[0].error;
-  EXPECT_FALSE(unanchored[0].drift_scale);
-}
-
 TEST_F(CpuMeasurerTest, TheThreadCountReachesTheKernel) {
   std::vector<MeasureResult> three = make_measurer(3)->measure({input("threads3", {8, 100})});
   EXPECT_EQ(three[0].status, MeasureStatus::kOk) << three[0].error;
