@@ -65,9 +65,11 @@ InstanceQuality score_instance(const std::string& name,
   int ties = 0;
   for (size_t i = 0; i < rs.size(); ++i) {
     if (predicted[i] == best_predicted) {
+      if (ties == 0) q.picked = rs[i]->kernel;
       picked += measured[i];
       ++ties;
     }
+    if (measured[i] == best_measured && q.best.empty()) q.best = rs[i]->kernel;
   }
   q.regret = (picked / ties) / best_measured - 1.0;
   return q;

@@ -37,6 +37,8 @@ struct InstanceQuality {
   int candidates = 0;
   double spearman = 0;  // NaN when undefined (one candidate, or constant latencies)
   double regret = 0;
+  std::string picked;    // the predicted-best kernel (the first of them when several tie)
+  std::string best;      // the measured-best kernel
   double weight = 1;
 };
 

@@ -67,6 +67,13 @@ TEST(CostQuality, RegretOfPickingByPrediction) {
   EXPECT_EQ(s.per_instance[1].regret, 0.0);
   EXPECT_DOUBLE_EQ(s.per_instance[1].spearman, 1.0);
   EXPECT_NEAR(s.per_instance[2].regret, 0.015, 1e-12);
+  // Which kernel the model picked and which was the best: b over a at T=1, a at T=2, the first
+  // of the tie at T=3.
+  EXPECT_EQ(s.per_instance[0].picked, "b");
+  EXPECT_EQ(s.per_instance[0].best, "a");
+  EXPECT_EQ(s.per_instance[1].picked, "a");
+  EXPECT_EQ(s.per_instance[1].best, "a");
+  EXPECT_EQ(s.per_instance[2].picked, "a");
   EXPECT_EQ(s.ranked_instances, 3);
   // T=3: ranks (1.5, 1.5, 3) vs (1, 2, 3): cov 1.5, var 1.5 and 2: rho = 1.5 / sqrt(3).
   EXPECT_NEAR(s.mean_spearman, (0.5 + 1.0 + 1.5 / std::sqrt(3.0)) / 3, 1e-12);

@@ -64,6 +64,7 @@ struct Replay {
   double shape_spearman = 0;  // over every kernel, on held-out instances
   size_t kernels = 0;
   std::map<std::string, std::pair<double, int>> per_instance;  // Spearman sum, splits
+  std::map<std::string, InstanceQuality> first_split;          // the first seed's, per instance
 };
 
 Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& machine,
@@ -88,6 +89,7 @@ Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& m
     out.spearman += q.summary.mean_spearman;
     out.within += q.summary.fraction_within;
     out.regret += q.summary.weighted_mean_regret;
+    for (const InstanceQuality& i : q.summary.per_instance) out.first_split.emplace(i.instance, i);
     for (const InstanceQuality& i : q.summary.per_instance)
       if (std::isfinite(i.spearman)) {
         out.per_instance[i.instance].first += i.spearman;
@@ -174,8 +176,12 @@ int run(int argc, char** argv) {
                  tmpl.empty() ? "every template" : tmpl, r.kernels, r.spearman, 100 * r.within,
                  100 * r.regret, r.shape_spearman);
       if (per_instance && tmpl.empty())
-        for (const auto& [name, sum] : r.per_instance)
-          fmt::print("    {:<12} Spearman {:.3f}\n", name, sum.first / sum.second);
+        for (const auto& [name, sum] : r.per_instance) {
+          // What the model picked there in the first seed's folds, against the measured best.
+          const InstanceQuality& first = r.first_split.at(name);
+          fmt::print("    {:<12} Spearman {:.3f}  picked {} ({:+.1f}% over the best, {})\n", name,
+                     sum.first / sum.second, first.picked, 100 * first.regret, first.best);
+        }
     }
   }
   return 0;
