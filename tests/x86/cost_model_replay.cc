@@ -1,5 +1,6 @@
 // cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1] [--peers 0]
-// [--peer-weight W] [--own-label 0] [--gpu ID]: the cost model's held-out quality on a tuning
+// [--peer-weight W] [--own-label 0] [--gpu ID] [--templates 0] [--depth D] [--rounds R] [--eta E]
+// [--min-child W] [--lambda L]: the cost model's held-out quality on a tuning
 // log, as `tune` reports it at the end of a run, without tuning again. The model learns from the workload's other ops as tune's does; with
 // --peers 0, from the op's own kernels alone.
 //
@@ -113,7 +114,7 @@ int run(int argc, char** argv) {
   const std::string log_path = argv[1];
   const Workload workload = load_workload(argv[2]);
   int threads = 0, seeds = 5;
-  bool per_instance = false, use_peers = true;
+  bool per_instance = false, use_peers = true, per_template = true;
   std::string gpu;  // a GPU log: the id of its configs/gpus spec
   CostModelParams params;
   for (int a = 3; a + 1 < argc; a += 2) {
@@ -125,6 +126,13 @@ int run(int argc, char** argv) {
     else if (flag == "--gpu") gpu = argv[a + 1];
     else if (flag == "--peer-weight") params.peer_weight = std::atof(argv[a + 1]);
     else if (flag == "--own-label") params.own_label_for_measured = std::atoi(argv[a + 1]) != 0;
+    else if (flag == "--templates") per_template = std::atoi(argv[a + 1]) != 0;
+    // XGBoost's settings, to try others on logs already measured.
+    else if (flag == "--depth") params.xgb.max_depth = std::atoi(argv[a + 1]);
+    else if (flag == "--rounds") params.xgb.rounds = std::atoi(argv[a + 1]);
+    else if (flag == "--eta") params.xgb.eta = std::atof(argv[a + 1]);
+    else if (flag == "--min-child") params.xgb.min_child_weight = std::atof(argv[a + 1]);
+    else if (flag == "--lambda") params.xgb.lambda = std::atof(argv[a + 1]);
   }
   MachineSpec machine;
   if (gpu.empty()) {
@@ -167,7 +175,8 @@ int run(int argc, char** argv) {
     const InstanceTable table(workload, op);
     std::vector<std::string> templates = {""};
     for (const TuningRecord* r : records)
-      if (std::find(templates.begin(), templates.end(), r->mk.tmpl) == templates.end())
+      if (per_template &&
+          std::find(templates.begin(), templates.end(), r->mk.tmpl) == templates.end())
         templates.push_back(r->mk.tmpl);
     for (const std::string& tmpl : templates) {
       const Replay r = replay(op, table, machine, records, tmpl, seeds, peers, params);
