@@ -59,12 +59,12 @@ void fill_book(const OpSpec& op, const InstanceTable& table,
 
 // The held-out quality of a kernel subset: those of one template, or all ("").
 struct Replay {
-  int splits = 0;
+  int seeds = 0;  // cross-validations that ranked something, one per seed
   double spearman = 0, within = 0, regret = 0;
-  int shape_splits = 0;
+  int shape_seeds = 0;
   double shape_spearman = 0;  // over every kernel, on held-out instances
   size_t kernels = 0;
-  std::map<std::string, std::pair<double, int>> per_instance;  // Spearman sum, splits
+  std::map<std::string, std::pair<double, int>> per_instance;  // Spearman sum, seeds
   std::map<std::string, InstanceQuality> first_split;          // the first seed's, per instance
 };
 
@@ -82,9 +82,9 @@ Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& m
     const CostModelQuality q =
         evaluate_held_out(book, table, machine, params, 0.2, uint64_t(seed), 0.05, peers);
     if (!q.evaluated || !std::isfinite(q.summary.mean_spearman)) continue;
-    ++out.splits;
+    ++out.seeds;
     if (q.shapes_evaluated && std::isfinite(q.shapes.mean_spearman)) {
-      ++out.shape_splits;
+      ++out.shape_seeds;
       out.shape_spearman += q.shapes.mean_spearman;
     }
     out.spearman += q.summary.mean_spearman;
@@ -97,12 +97,12 @@ Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& m
         ++out.per_instance[i.instance].second;
       }
   }
-  if (out.splits) {
-    out.spearman /= out.splits;
-    out.within /= out.splits;
-    out.regret /= out.splits;
+  if (out.seeds) {
+    out.spearman /= out.seeds;
+    out.within /= out.seeds;
+    out.regret /= out.seeds;
   }
-  if (out.shape_splits) out.shape_spearman /= out.shape_splits;
+  if (out.shape_seeds) out.shape_spearman /= out.shape_seeds;
   return out;
 }
 
@@ -180,7 +180,7 @@ int run(int argc, char** argv) {
         templates.push_back(r->mk.tmpl);
     for (const std::string& tmpl : templates) {
       const Replay r = replay(op, table, machine, records, tmpl, seeds, peers, params);
-      if (!r.splits) continue;
+      if (!r.seeds) continue;
       fmt::print("{:<8} {:<22} {:>7} {:>9.3f} {:>11.0f}% {:>8.1f}% {:>14.3f}\n", op.name,
                  tmpl.empty() ? "every template" : tmpl, r.kernels, r.spearman, 100 * r.within,
                  100 * r.regret, r.shape_spearman);
