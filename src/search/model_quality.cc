@@ -95,7 +95,7 @@ CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& 
       for (size_t k : peer.book->usable()) {
         const KernelEntry& e = (*peer.book)[k];
         if (held_out_keys.count(e.key)) {
-          if (peer.table->op().dtype == table.op().dtype) ++q.peer_kernels_withheld;
+          if (model.learns_from(*peer.table)) ++q.peer_kernels_withheld;
         } else if (model.learn_peer(e, *peer.table)) {
           ++peer_total;
         }

@@ -39,9 +39,13 @@ void OpCostModel::learn(const KernelEntry& entry, const std::vector<size_t>& ins
   add_rows(entry, *table_, entry.key, instances, 1.0);
 }
 
+bool OpCostModel::learns_from(const InstanceTable& peer) const {
+  return peer.op().dtype == table_->op().dtype;
+}
+
 bool OpCostModel::learn_peer(const KernelEntry& entry, const InstanceTable& peer,
                              const std::vector<size_t>& instances) {
-  if (peer.op().dtype != table_->op().dtype) return false;
+  if (!learns_from(peer)) return false;
   add_rows(entry, peer, peer.op().name + "/" + entry.key, instances, peer_weight_);
   return true;
 }

@@ -40,6 +40,8 @@ class OpCostModel {
   // then runs on other units.
   bool learn_peer(const KernelEntry& entry, const InstanceTable& peer,
                   const std::vector<size_t>& instances = {});
+  // Whether learn_peer takes kernels of `peer`: an op of the same element type.
+  bool learns_from(const InstanceTable& peer) const;
   TrainingReport retrain() { return model_.retrain(); }
 
   // Predicted latency of each candidate on every instance, row-major [c * instances + i].

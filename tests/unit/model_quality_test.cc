@@ -94,6 +94,8 @@ TEST_F(CostModelPeers, PeerRowsAreTheirOwnAndAnotherElementTypeTeachesNothing) {
   measure(kernels(0, 1), qkv_, qkv_book);
 
   OpCostModel model(qkv_, cpu());
+  EXPECT_TRUE(model.learns_from(fc1_));
+  EXPECT_FALSE(model.learns_from(half_));
   EXPECT_TRUE(model.learn_peer(fc1_book[0], fc1_));
   EXPECT_EQ(model.model().measurements(), fc1_.size());
   EXPECT_FALSE(model.learn_peer(half_book[0], half_));
