@@ -143,10 +143,8 @@ void OpSearch::learn_from_peers(std::vector<OpSearch*> peers) {
   peers_ = std::move(peers);
   size_t learned = 0;
   for (const OpSearch* peer : peers_)
-    for (size_t k : peer->book_.usable()) {
-      model_->learn_peer(peer->book_[k], peer->table_);
-      ++learned;
-    }
+    for (size_t k : peer->book_.usable())
+      if (model_->learn_peer(peer->book_[k], peer->table_)) ++learned;
   if (learned) model_->retrain();
 }
 
