@@ -4,7 +4,7 @@
 // Header-only and dependent on nothing but the C++ standard library, pthreads and the contract
 // header, because kernel packs embed this file verbatim in their runtime; the tuner's CPU
 // measurement worker (cpu_worker.cc) uses the very same code, so tuned timings include the
-// pool's real overhead.
+// pool's real overhead, wake-ups included (wait_until_workers_sleep).
 //
 //   CpuThreadPool pool({.threads = 4, .pin = true});
 //   DietcodeCpuRuntime rt = pool.runtime();       // rt.threads == 4
@@ -129,6 +129,22 @@ class CpuThreadPool {
       else
         std::this_thread::yield();
     }
+  }
+
+  // Waits until every pool thread has stopped spinning and sleeps (or is about to, on the
+  // condition variable), polling every 20 us, for at most max_microseconds. Returns whether they
+  // all did. The measurement worker calls it before each timed call, so that a kernel is timed
+  // from the state `dietcode bench` times a pack from: its pool's threads woken from sleep, their
+  // wake-up in the time (tens of microseconds on a virtual machine, which matters to kernels of
+  // a few hundred).
+  bool wait_until_workers_sleep(int max_microseconds) const {
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(max_microseconds);
+    while (sleepers_.load(std::memory_order_seq_cst) < threads_ - 1) {
+      if (std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+    return true;
   }
 
   // Binds the calling thread to the first CPU of the affinity mask the pool was built with

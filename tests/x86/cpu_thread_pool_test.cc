@@ -116,6 +116,22 @@ TEST(CpuThreadPool, AnIdlePoolBurnsNoCpu) {
   EXPECT_LT(burnt, 0.010) << "an idle pool of 3 spent " << burnt << " s of CPU in 0.1 s";
 }
 
+TEST(CpuThreadPool, TellsWhenItsWorkersSleep) {
+  CpuThreadPool pool({3});  // spins 20 us after a call
+  Tally tally(10, 3);
+  pool.parallel_for(10, count_task, &tally);
+  EXPECT_TRUE(pool.wait_until_workers_sleep(1000000));
+  CpuThreadPool one({1});  // no pool thread at all: asleep by definition
+  EXPECT_TRUE(one.wait_until_workers_sleep(0));
+
+  CpuThreadPool spinning({2, false, /*spin_microseconds=*/5000000});
+  Tally more(10, 2);
+  spinning.parallel_for(10, count_task, &more);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(spinning.wait_until_workers_sleep(2000)) << "a pool spinning 5 s slept at once";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
 TEST(CpuThreadPool, PinsItsThreadsWhenAsked) {
   std::vector<int> cpus = CpuThreadPool::usable_cpus();
   ASSERT_FALSE(cpus.empty());
