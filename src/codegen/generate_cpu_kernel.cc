@@ -67,20 +67,22 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
   // The BLIS form (run, gemm_x86.h), the dot-product form (run_dot, dot_x86.h) or the
   // W-broadcast form (run_wbcast, wbcast_x86.h: the BLIS Params with A, here W, never packed).
   const X86Form form = x86_form(mk.tmpl);
+  // Logs written before WORKERS was a tunable hold kernels that ran on every worker.
+  const int workers = mk.get_or("WORKERS", 0);
   const std::string instantiation =
       form == X86Form::kDot
           ? fmt::format(
                 "dc_x86::run_dot<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::DotParams<{}, "
-                "{}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
+                "{}, {}, {}, {}, dc_x86::Isa::{}, {}>, {}, {}>",
                 op_kind(op), epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("THREADS_M"),
-                p("UNROLL"), isa, static_n, static_k)
+                p("UNROLL"), isa, workers, static_n, static_k)
           : fmt::format(
                 "dc_x86::{}<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::Params<{}, {}, {}, "
-                "{}, {}, {}, {}, {}, {}, {}, dc_x86::Isa::{}>, {}, {}>",
+                "{}, {}, {}, {}, {}, {}, {}, dc_x86::Isa::{}, {}>, {}, {}>",
                 form == X86Form::kWbcast ? "run_wbcast" : "run", op_kind(op),
                 epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("MC"), p("NC"),
                 p("LOOP_ORDER"), p("THREADS_M"), form == X86Form::kWbcast ? 0 : p("PACK_A"),
-                p("PREFETCH"), p("UNROLL"), isa, static_n, static_k);
+                p("PREFETCH"), p("UNROLL"), isa, workers, static_n, static_k);
 
   GeneratedKernel out;
   out.name = mk.tmpl;

@@ -160,7 +160,7 @@ AnalyticTerms with_params(const AnalyticTerms& terms, const AnalyticParams& para
   t.f_occ =
       wave_occupancy_factor(t.grid_blocks, t.blocks_per_sm, t.sms, params.underfilled_sm_gamma) *
       t.balance;
-  t.overhead_us = params.launch_overhead_us;
+  t.overhead_us = params.launch_overhead_us * t.overhead_share;
   t.bandwidth_efficiency = params.bandwidth_efficiency;
   return t;
 }

@@ -117,6 +117,10 @@ struct AnalyticTerms {
   double bandwidth_bytes_per_us = 1;  // nominal DRAM bandwidth
   double bandwidth_efficiency = 1;    // the achievable fraction of it
   double overhead_us = 0;             // launch overhead, per kernel
+  // The share of the fitted launch overhead this kernel pays: 1, but 0 for a CPU kernel that
+  // runs on the caller alone (WORKERS = 1), since a CPU launch's overhead is mostly waking the
+  // pool's threads, which such a kernel never does.
+  double overhead_share = 1;
   double peak_flops_per_us = 1;       // of the candidate's dtype, to normalise f_MK
 
   double memory_us() const { return main_bytes / (bandwidth_bytes_per_us * bandwidth_efficiency); }

@@ -23,6 +23,7 @@
 
 #include "cost/analytic.h"
 #include "space/templates.h"
+#include "space/x86_space_rules.h"
 
 namespace dietcode {
 
@@ -108,7 +109,7 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
   }
   p.pack_ns_per_element = kPackNsPerElement;
   p.element_bytes = element_bytes(c.dtype);
-  p.sms = std::max(1, c.cpu.threads);
+  p.sms = x86_kernel_workers(c.mk, c.cpu.threads);  // WORKERS = 1: the caller alone
   p.occupancy.blocks_per_sm = 1;  // one region per thread at a time
   p.occupancy.occupancy = 1;
   p.bandwidth_bytes_per_us = c.cpu.mem_bandwidth_gbs * 1e3;  // 1 GB/s = 1e3 B/us
@@ -170,6 +171,7 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   }
   t.f_pad = double(shape.M) * double(shape.N) /
             (double(m_tiles * p.tile_m) * double(n_tiles * p.tile_n));
+  t.overhead_share = threads > 1 ? 1.0 : 0.0;  // one worker wakes no pool thread
   t.grid_blocks = threads;
   t.blocks_per_sm = 1;
   t.sms = threads;

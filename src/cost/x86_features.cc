@@ -7,6 +7,7 @@
 
 #include "cost/features.h"
 #include "space/templates.h"
+#include "space/x86_space_rules.h"
 
 namespace dietcode {
 
@@ -43,7 +44,7 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   set(Feature::kTileM, transposed ? nr : mr);
   set(Feature::kTileN, transposed ? mr : nr);
   set(Feature::kTileK, kc);
-  set(Feature::kThreads, std::max(1, c.cpu.threads));
+  set(Feature::kThreads, x86_kernel_workers(c.mk, c.cpu.threads));
   set(Feature::kOutputsPerThread, mr * nr);
   set(Feature::kThreadTileM, transposed ? nr : mr);
   set(Feature::kThreadTileN, transposed ? mr : nr);

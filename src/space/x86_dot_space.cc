@@ -21,6 +21,7 @@ TemplateSpace make_x86_dot_space(const char* tmpl, int vector_floats, int regist
        "rows of B (columns of C) in the register tile"},
       {"KC", {256, 512, 768, 1024, 2048, 4096}, 768, "K block between partial sums in C"},
       {"THREADS_M", {0, 1, 2, 4}, 1, "row bands of the thread grid (0: chosen per shape)"},
+      x86_workers_tunable(),
       {"UNROLL", {1, 2, 4}, 2, "K steps of a vector each per loop iteration"},
   };
   s.constraints = {
@@ -29,6 +30,7 @@ TemplateSpace make_x86_dot_space(const char* tmpl, int vector_floats, int regist
          return mk.get("MR") * mk.get("NR") + mk.get("MR") + 1 <= registers;
        },
        {"MR", "NR"}},
+      x86_one_worker_has_no_thread_grid(),
   };
   // B must be K-contiguous ([N][K]) to be read in place along K.
   s.supports = x86_b_rows_are_k_contiguous;

@@ -34,12 +34,14 @@ TemplateSpace make_x86_space(const IsaShape& isa) {
       {"NC", {256, 512, 768, 1024, 1536, 2048, 3072, 4096}, 3072, "N block, whole NR panels"},
       {"LOOP_ORDER", {0, 1}, 0, "0: B micro-panel outer (in L1); 1: A micro-panel outer"},
       {"THREADS_M", {0, 1, 2, 4}, 0, "row bands of the thread grid (0: chosen per shape)"},
+      x86_workers_tunable(),
       {"PACK_A", {0, 1}, 1, "pack A into MR panels (0: read rows in place)"},
       {"PREFETCH", {0, 4, 8, 16}, 0, "software prefetch distance in k steps (0: none)"},
       {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
   };
   s.chains = {{"BM", {"MC"}}, {"BN", {"NC"}}};
   s.constraints = x86_blis_core_constraints(isa.vector_floats, isa.registers, "B vectors");
+  s.constraints.push_back(x86_one_worker_has_no_thread_grid());
   s.supports = [](const OpSpec& op) { return op.dtype == DType::kFloat32; };
   return s;
 }

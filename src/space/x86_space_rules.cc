@@ -1,5 +1,7 @@
 #include "space/x86_space_rules.h"
 
+#include <algorithm>
+
 namespace dietcode {
 
 std::vector<Constraint> x86_blis_core_constraints(int vector_floats, int registers,
@@ -20,6 +22,24 @@ std::vector<Constraint> x86_blis_core_constraints(int vector_floats, int registe
        [](const MicroKernel& mk, const SpaceContext&) { return mk.get("NC") % mk.get("NR") == 0; },
        {"NR", "NC"}},
   };
+}
+
+Tunable x86_workers_tunable() {
+  return {"WORKERS", {0, 1}, 0, "workers: 0 every one of the runtime's, 1 the caller alone"};
+}
+
+Constraint x86_one_worker_has_no_thread_grid() {
+  return {"one worker (WORKERS = 1) has no thread grid (THREADS_M = 0)",
+          [](const MicroKernel& mk, const SpaceContext&) {
+            return mk.get("WORKERS") != 1 || mk.get("THREADS_M") == 0;
+          },
+          {"THREADS_M", "WORKERS"}};
+}
+
+int x86_kernel_workers(const MicroKernel& mk, int threads) {
+  threads = std::max(1, threads);
+  const int workers = mk.get_or("WORKERS", 0);
+  return workers > 0 && workers < threads ? workers : threads;
 }
 
 bool x86_b_rows_are_k_contiguous(const OpSpec& op) {

@@ -16,6 +16,19 @@ namespace dietcode {
 std::vector<Constraint> x86_blis_core_constraints(int vector_floats, int registers,
                                                   const std::string& packed_vectors);
 
+// How many of the runtime's workers a kernel runs on (templates/x86/gemm_x86.h,
+// kernel_workers): all, or one alone, the caller, so that no pool thread is woken. Waking one
+// costs tens of microseconds on a virtual machine, as much as a small kernel's whole work;
+// where that pays is the host's to say, so it is measured like any tunable. The tunable goes
+// right after THREADS_M, which it constrains.
+Tunable x86_workers_tunable();
+// A kernel on one worker has no thread grid: THREADS_M = 0 then (its other values would be
+// the same kernel again).
+Constraint x86_one_worker_has_no_thread_grid();
+// The threads a kernel of `mk` runs on when the runtime has `threads` (kernel_workers' rule;
+// kernels logged before WORKERS existed ran on all of them).
+int x86_kernel_workers(const MicroKernel& mk, int threads);
+
 // The ops whose A is [M][K] and B is [N][K] in fp32 — dense with W [N,K] and batch_matmul
 // with transpose_b alone — which the forms that read B's K-contiguous rows in place compute.
 bool x86_b_rows_are_k_contiguous(const OpSpec& op);

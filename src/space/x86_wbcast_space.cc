@@ -29,11 +29,13 @@ TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int reg
       {"NC", {96, 192, 384, 768, 1536, 3072}, 768, "block of X's rows, whole NR panels"},
       {"LOOP_ORDER", {0, 1}, 0, "0: X micro-panel outer (in L1); 1: W rows outer"},
       {"THREADS_M", {0, 1, 2, 4}, 0, "thread bands over W's rows (0: chosen per shape)"},
+      x86_workers_tunable(),
       {"PREFETCH", {0, 4, 8, 16}, 8, "prefetch distance for X's panel and W's rows (0: none)"},
       {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
   };
   s.chains = {{"BM", {"NC"}}, {"BN", {"MC"}}};  // C's frame: X's rows are C's rows
   s.constraints = x86_blis_core_constraints(vector_floats, registers, "X vectors");
+  s.constraints.push_back(x86_one_worker_has_no_thread_grid());
   // W must be K-contiguous ([N][K]) to be broadcast in place along K.
   s.supports = x86_b_rows_are_k_contiguous;
   return s;

@@ -11,8 +11,8 @@
 // register reuse wins; the tuner measures both.
 //
 // Tunables (DotParams): MR, NR (rows of A and of B in the tile: MR*NR + MR + 1 <= registers),
-// KC (K block; partial sums are added into C between blocks), THREADS_M (as in gemm_x86.h),
-// UNROLL (K steps of W floats per loop iteration). Tiles past the edge re-read the last valid
+// KC (K block; partial sums are added into C between blocks), THREADS_M and WORKERS (as in
+// gemm_x86.h), UNROLL (K steps of W floats per loop iteration). Tiles past the edge re-read the last valid
 // row and drop the result; a K tail shorter than W is loaded masked, so the loop never reads
 // past a row.
 // Include ops_x86.h, not this file: it includes this one after the op kinds and the argument
@@ -24,10 +24,11 @@
 namespace dc_x86 {
 
 template <int MR_ = 4, int NR_ = 2, int KC_ = 768, int THREADS_M_ = 1, int UNROLL_ = 2,
-          Isa ISA_ = Isa::kAvx2>
+          Isa ISA_ = Isa::kAvx2, int WORKERS_ = 0>
 struct DotParams {
   static constexpr int MR = MR_, NR = NR_, KC = KC_, THREADS_M = THREADS_M_, UNROLL = UNROLL_;
   static constexpr Isa ISA = ISA_;
+  static constexpr int WORKERS = WORKERS_;  // as Params::WORKERS (gemm_x86.h)
 };
 
 template <class I, class P>
@@ -38,6 +39,7 @@ struct CheckDotParams {
   static_assert(P::KC >= I::W && P::KC % I::W == 0, "KC is a positive multiple of the vector width");
   static_assert(P::THREADS_M >= 0, "THREADS_M >= 0 (0: automatic)");
   static_assert(P::UNROLL >= 1 && P::UNROLL <= 8, "UNROLL in [1, 8]");
+  static_assert(P::WORKERS >= 0, "WORKERS >= 0 (0: every worker of the runtime)");
   static constexpr bool ok = true;
 };
 
@@ -157,7 +159,7 @@ int run_dot(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
   if (p.M == 0 || p.N == 0 || p.batch == 0) return 0;
   detail::DotJob<I, P, EPI> job{p.a, p.b, p.bias, p.c, p.M, p.N, p.K,
                                 p.stride_a, p.stride_b, p.stride_c, 1, 1};
-  const int threads = rt && rt->threads > 0 ? rt->threads : 1;
+  const int threads = kernel_workers(rt, P::WORKERS);
   if (p.batch < threads)  // nothing is packed: NC has no say in the split
     split_threads(threads, P::THREADS_M, p.M, p.N, p.K, P::MR, P::NR, 1 << 30, &job.tm, &job.tn);
   const long tasks = p.batch * job.tm * job.tn;

@@ -59,13 +59,23 @@ constexpr bool has_gelu(Epilogue e) { return e == Epilogue::kGelu || e == Epilog
 // The tunables of one candidate; see ops_x86.h for the legal values.
 template <int MR_ = 6, int NR_ = 16, int KC_ = 256, int MC_ = 72, int NC_ = 3072, int LOOP_ORDER_ = 0,
           int THREADS_M_ = 0, int PACK_A_ = 1, int PREFETCH_ = 0, int UNROLL_ = 4,
-          Isa ISA_ = Isa::kAvx2>
+          Isa ISA_ = Isa::kAvx2, int WORKERS_ = 0>
 struct Params {
   static constexpr int MR = MR_, NR = NR_, KC = KC_, MC = MC_, NC = NC_;
   static constexpr int LOOP_ORDER = LOOP_ORDER_, THREADS_M = THREADS_M_, PACK_A = PACK_A_;
   static constexpr int PREFETCH = PREFETCH_, UNROLL = UNROLL_;
   static constexpr Isa ISA = ISA_;
+  static constexpr int WORKERS = WORKERS_;
 };
+
+// The workers a kernel runs on: every one of the runtime's, or at most WORKERS (> 0). A kernel
+// on one worker runs on the calling thread and wakes no pool thread: below some tens of
+// microseconds of work, waking one (tens of microseconds on a virtual machine) costs more
+// than it brings, and only measurement can say where that is on a given host.
+inline int kernel_workers(const DietcodeCpuRuntime* rt, int workers_param) {
+  const int threads = rt && rt->threads > 0 ? rt->threads : 1;
+  return workers_param > 0 && workers_param < threads ? workers_param : threads;
+}
 
 template <Isa>
 struct IsaTraits;
@@ -96,6 +106,7 @@ struct CheckParams {
   static_assert(P::PACK_A == 0 || P::PACK_A == 1, "PACK_A is 0 or 1");
   static_assert(P::PREFETCH >= 0 && P::PREFETCH <= 64, "PREFETCH in [0, 64] k steps");
   static_assert(P::UNROLL >= 1 && P::UNROLL <= 16, "UNROLL in [1, 16]");
+  static_assert(P::WORKERS >= 0, "WORKERS >= 0 (0: every worker of the runtime)");
   static constexpr bool ok = true;
 };
 

@@ -41,8 +41,8 @@
 //        templates). Bias: args->bias, N floats (per filter for conv2d), required iff EPI has
 //        one. GELU is the tanh form, computed as x / (1 + exp(-2u)) with a vector exp (~1e-7
 //        relative to the scalar formula).
-//   P    Params<MR, NR, KC, MC, NC, LOOP_ORDER, THREADS_M, PACK_A, PREFETCH, UNROLL, ISA>, every
-//        argument defaulted (Params<> = 6,16,256,72,3072,0,0,1,0,4,kAvx2). Let W = 8 (kAvx2) or
+//   P    Params<MR, NR, KC, MC, NC, LOOP_ORDER, THREADS_M, PACK_A, PREFETCH, UNROLL, ISA,
+//        WORKERS>, every argument defaulted (Params<> = 6,16,256,72,3072,0,0,1,0,4,kAvx2,0). Let W = 8 (kAvx2) or
 //        16 (kAvx512), R = 16 or 32 registers.
 //          MR          rows of the register tile, 1..32, and MR*(NR/W) + NR/W + 1 <= R
 //                      (AVX2: 6x16, 4x24, 3x32, 8x8, 14x8, 1x8 ...; AVX-512: 14x32, 6x64 ...)
@@ -59,6 +59,8 @@
 //                      ahead (and of the C tile), 1..64
 //          UNROLL      k-loop unroll, 1..16 (K remainders handled; no divisibility needed)
 //          ISA         Isa::kAvx2, or Isa::kAvx512 (only compiles under -mavx512f)
+//          WORKERS     0: every worker of rt; n > 0: at most n (1: the caller alone, no pool
+//                      thread woken)
 //        A Params that breaks a constraint fails to compile with a static_assert message.
 //   STATIC_N, STATIC_K   0 = read from args; else the compile-time N and K of the GEMM (for
 //        conv2d: N = filters, K = R*S*C). run returns 2 when args disagree with them.
@@ -119,7 +121,7 @@ template <class I, class P, Epilogue E, bool CT = false, class AOp, class BOp>
 int launch(const DietcodeCpuRuntime* rt, const AOp& a, const BOp& b, const float* bias, float* c,
            long batch, long M, long N, long K, long stride_a, long stride_b, long stride_c) {
   if (M == 0 || N == 0 || batch == 0) return 0;
-  const int threads = rt && rt->threads > 0 ? rt->threads : 1;
+  const int threads = kernel_workers(rt, P::WORKERS);
   using Job = GemmJob<I, P, E, AOp, BOp, CT>;
   Job job{a, b, bias, c, M, N, K, CT ? M : N, stride_a, stride_b, stride_c, 1, 1};
   if (batch < threads) split_threads(threads, P::THREADS_M, M, N, K, P::MR, P::NR, P::NC, &job.tm, &job.tn);

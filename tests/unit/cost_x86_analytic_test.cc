@@ -120,5 +120,24 @@ TEST(CostX86Analytic, UnevenSplitsCostTheirBusiestThread) {
   EXPECT_NEAR(t.balance, 0.75 * fmas / (fmas + packing), 1e-9);
 }
 
+// WORKERS = 1 runs on the caller alone: one thread's peak, no split, and none of the launch
+// overhead, which on a CPU is mostly waking the pool.
+TEST(CostX86Analytic, OneWorkerHasOneThreadsPeakAndNoLaunchOverhead) {
+  std::map<std::string, int> one = kBlis;
+  one["WORKERS"] = 1;
+  const AnalyticTerms all = terms(x86("x86_avx512_f32", kBlis), 16, 64, 64);
+  const AnalyticTerms alone = terms(x86("x86_avx512_f32", one), 16, 64, 64);
+  EXPECT_EQ(all.sms, 2);
+  EXPECT_EQ(alone.sms, 1);
+  EXPECT_NEAR(alone.peak_flops_per_us, all.peak_flops_per_us / 2, 1e-6);
+  EXPECT_GT(all.overhead_us, 0);
+  EXPECT_EQ(alone.overhead_us, 0);
+  // The fitted overhead moves the pooled kernel alone.
+  AnalyticParams fitted;
+  fitted.launch_overhead_us = 30;
+  EXPECT_EQ(with_params(all, fitted).overhead_us, 30);
+  EXPECT_EQ(with_params(alone, fitted).overhead_us, 0);
+}
+
 }  // namespace
 }  // namespace dietcode

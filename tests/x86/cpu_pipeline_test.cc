@@ -123,8 +123,12 @@ TEST_F(CpuPipeline, GeneratedKernelsNameTheirInstantiationAndShareNothingElse) {
   EXPECT_EQ(a.plan.entry.rfind("dietcode_cpu_", 0), 0u);
   EXPECT_NE(a.source.find("dc_x86::run<dc_x86::OpKind::kDense, dc_x86::Epilogue::kBiasGelu, "
                           "dc_x86::Params<6, 16, 256, 72, 3072, 0, 0, 1, 0, 4, "
-                          "dc_x86::Isa::kAvx2>, 97, 131>"),
+                          "dc_x86::Isa::kAvx2, 0>, 97, 131>"),
             std::string::npos);
+  // A kernel logged before WORKERS was a tunable ran on every worker, and still does.
+  MicroKernel logged_before = x86_avx2_f32_space().defaults();
+  logged_before.params.erase("WORKERS");
+  EXPECT_EQ(generate_kernel(op, logged_before).source, a.source);
   EXPECT_EQ(a.source.find("\n#include \""), std::string::npos);  // self-contained
   EXPECT_EQ(a.plan.tile_m, 6);
   EXPECT_EQ(a.plan.tile_n, 16);
@@ -145,6 +149,27 @@ TEST_F(CpuPipeline, TheRegisterFileBoundsTheTile) {
   EXPECT_NE(why.find("fit the vector registers"), std::string::npos) << why;
   mk.params["NR"] = 8;  // 8 + 1 + 1 = 10
   EXPECT_TRUE(avx2.is_valid(mk, &why)) << why;
+}
+
+TEST_F(CpuPipeline, OneWorkerTakesNoThreadGrid) {
+  const OpSpec& op = workload_.ops[0];
+  GpuSpec unused;
+  SpaceContext context{unused, op, {1, 39, 97, 131}};
+  for (const TemplateSpace* space :
+       {&x86_avx2_f32_space(), &x86_avx2_dot_f32_space(), &x86_avx2_wbcast_f32_space()}) {
+    SearchSpace s(*space, context);
+    MicroKernel mk = space->defaults();
+    EXPECT_EQ(mk.get("WORKERS"), 0) << space->tmpl;
+    mk.params["WORKERS"] = 1;
+    mk.params["THREADS_M"] = 2;
+    std::string why;
+    EXPECT_FALSE(s.is_valid(mk, &why)) << space->tmpl;
+    EXPECT_NE(why.find("no thread grid"), std::string::npos) << why;
+    mk.params["THREADS_M"] = 0;
+    EXPECT_TRUE(s.is_valid(mk, &why)) << space->tmpl << ": " << why;
+    EXPECT_NE(generate_kernel(op, mk).source.find("dc_x86::Isa::kAvx2, 1>"), std::string::npos)
+        << space->tmpl;
+  }
 }
 
 TEST_F(CpuPipeline, Avx2KernelsCompileCheckAndTimeForEveryOp) { run_template(x86_avx2_f32_space()); }

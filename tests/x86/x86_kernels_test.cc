@@ -154,6 +154,59 @@ TEST(X86Kernels, BatchAtLeastThreads) {
   }
 }
 
+// A pool that counts the parallel_for calls it is asked for, to see which kernels wake it.
+struct CountingPool {
+  explicit CountingPool(int threads) : pool(threads) {}
+  DietcodeCpuRuntime runtime() {
+    DietcodeCpuRuntime rt = pool.runtime();
+    rt.pool = this;
+    rt.parallel_for = [](void* self, int n, DietcodeCpuTask task, void* ctx) {
+      auto* me = static_cast<CountingPool*>(self);
+      ++me->calls;
+      me->pool.runtime().parallel_for(me->pool.runtime().pool, n, task, ctx);
+    };
+    return rt;
+  }
+  dc_x86::SimpleThreadPool pool;
+  int calls = 0;
+};
+
+// WORKERS = 1: every form computes on the caller alone and never calls parallel_for, whatever
+// the runtime's threads; WORKERS = 0 hands the same problems to the pool.
+TEST(X86Kernels, OneWorkerRunsOnTheCallerAlone) {
+  using Blis1 = Params<6, 16, 32, 12, 32, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx2, 1>;
+  using Blis0 = Params<6, 16, 32, 12, 32, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx2, 0>;
+  using Wbcast1 = Params<6, 16, 32, 12, 32, 0, 0, 0, 0, 4, dc_x86::Isa::kAvx2, 1>;
+  using Dot1 = dc_x86::DotParams<4, 2, 256, 0, 2, dc_x86::Isa::kAvx2, 1>;
+  for (int workers : {1, 0}) {
+    CountingPool counting(3);
+    const DietcodeCpuRuntime rt = counting.runtime();
+    std::vector<std::pair<const char*, DietcodeCpuKernelFn>> kernels;
+    if (workers == 1) {
+      kernels = {{"BLIS dense", Kernels<Blis1>::get(Op::kDense, 5)},
+                 {"BLIS batch_matmul NN", Kernels<Blis1>::get(Op::kBmmNN, 5)},
+                 {"BLIS conv2d", Kernels<Blis1>::get(Op::kConv2d, 5)},
+                 {"W-broadcast dense", rows_of_k_kernels<WbcastForm, Wbcast1>(Op::kDense, 5)},
+                 {"dot dense", rows_of_k_kernels<DotForm, Dot1>(Op::kDense, 5)}};
+    } else {
+      kernels = {{"BLIS dense", Kernels<Blis0>::get(Op::kDense, 5)},
+                 {"BLIS batch_matmul NN", Kernels<Blis0>::get(Op::kBmmNN, 5)}};
+    }
+    for (const auto& [name, fn] : kernels) {
+      const bool conv = std::string(name).find("conv") != std::string::npos;
+      const bool bmm = std::string(name).find("batch") != std::string::npos;
+      Case c(conv ? conv_shapes()[1] : bmm ? gemm(Op::kBmmNN, 29, 45, 70, 7, 11)
+                                           : gemm(Op::kDense, 61, 75, 90, 1, 0));
+      counting.calls = 0;
+      EXPECT_EQ(c.run_and_check(fn, 5, &rt), "") << name << ", WORKERS " << workers;
+      if (workers == 1)
+        EXPECT_EQ(counting.calls, 0) << name << " woke the pool with WORKERS = 1";
+      else
+        EXPECT_GT(counting.calls, 0) << name << " ran alone with WORKERS = 0";
+    }
+  }
+}
+
 TEST(X86Kernels, GeluMatchesScalarTanhForm) {
   double worst = 0;
   for (int i = -200000; i <= 200000; ++i) {
