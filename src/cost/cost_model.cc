@@ -18,9 +18,8 @@ namespace {
 // Where retrain() looks for gamma and the launch overhead: a coarse grid, then a finer one
 // around the coarse optimum.
 constexpr double kGammaStep = 0.1;
-constexpr double kOverheadStep = 0.25;  // us
-constexpr double kMaxOverheadUs = 5.0;  // well above any GPU's launch cost
-constexpr int kRefineSteps = 5;         // the fine grid is 1/5 of the coarse one
+constexpr int kOverheadSteps = 20;  // the coarse grid: the overhead's range in 20 steps
+constexpr int kRefineSteps = 5;     // the fine grid is 1/5 of the coarse one
 // Below this many rows per thread XGBoost's parallel regions cost more than they save, and
 // on a busy host its spinning threads wait for each other: train on one thread.
 constexpr size_t kRowsPerTrainingThread = 2000;
@@ -139,7 +138,8 @@ void CostModel::fit_analytic_params() {
   };
 
   // An overhead at or above the fastest measurement would leave it no compute time.
-  double max_overhead = std::min(kMaxOverheadUs, 0.95 * min_latency);
+  double max_overhead = std::min(params_.max_launch_overhead_us, 0.95 * min_latency);
+  const double overhead_step = params_.max_launch_overhead_us / kOverheadSteps;
   AnalyticParams best = analytic_;
   double best_spread = spread(best);
   if (!std::isfinite(best_spread)) return;  // no kernel measured on two shapes yet
@@ -158,10 +158,10 @@ void CostModel::fit_analytic_params() {
       }
     }
   };
-  search(0, 1, kGammaStep, 0, max_overhead, kOverheadStep);
+  search(0, 1, kGammaStep, 0, max_overhead, overhead_step);
   double g0 = best.underfilled_sm_gamma, o0 = best.launch_overhead_us;
-  search(g0 - kGammaStep, g0 + kGammaStep, kGammaStep / kRefineSteps, o0 - kOverheadStep,
-         o0 + kOverheadStep, kOverheadStep / kRefineSteps);
+  search(g0 - kGammaStep, g0 + kGammaStep, kGammaStep / kRefineSteps, o0 - overhead_step,
+         o0 + overhead_step, overhead_step / kRefineSteps);
   analytic_ = best;
   report_.label_spread = std::sqrt(best_spread);
 }

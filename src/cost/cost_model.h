@@ -44,6 +44,8 @@ struct CostModelParams {
   XgbParams xgb = default_cost_model_xgb();
   AnalyticParams analytic;  // starting values; retrain() refits gamma and the overhead
   bool fit_analytic = true;
+  // The ceiling of the fitted launch overhead (MachineSpec::max_launch_overhead_us).
+  double max_launch_overhead_us = 5.0;
   // The say of another op's measurement beside one of the op's own (OpCostModel::learn_peer).
   double peer_weight = 0.3;
   // Once f_MK is learned, a kernel with measurements of its own is predicted from them (its

@@ -7,9 +7,22 @@
 
 namespace dietcode {
 
+namespace {
+
+// The machine says how much a launch can cost; the model fits the overhead up to that.
+CostModelParams with_overhead_ceiling(CostModelParams params, const MachineSpec& machine) {
+  params.max_launch_overhead_us = machine.max_launch_overhead_us;
+  return params;
+}
+
+}  // namespace
+
 OpCostModel::OpCostModel(const InstanceTable& table, const MachineSpec& machine,
                          CostModelParams params)
-    : table_(&table), machine_(machine), peer_weight_(params.peer_weight), model_(params) {}
+    : table_(&table),
+      machine_(machine),
+      peer_weight_(params.peer_weight),
+      model_(with_overhead_ceiling(params, machine)) {}
 
 namespace {
 

@@ -13,6 +13,10 @@ struct MachineSpec {
   Target target = Target::kCuda;
   GpuSpec gpu;  // when target is kCuda
   CpuSpec cpu;  // when target is kCpu
+  // The most a launch can cost: the ceiling of the launch overhead the cost model fits. A GPU
+  // launch costs a few microseconds; a CPU kernel's launch wakes the pool's sleeping threads,
+  // tens of microseconds on a virtual machine.
+  double max_launch_overhead_us = 5.0;
 
   MachineSpec() = default;
   // A GPU: what every stage meant before the CPU target, so GPU callers read as they did.
@@ -21,6 +25,7 @@ struct MachineSpec {
     MachineSpec m;
     m.target = Target::kCpu;
     m.cpu = std::move(c);
+    m.max_launch_overhead_us = 100.0;
     return m;
   }
 };
