@@ -136,13 +136,15 @@ struct DotJob {
   float* c;
   long M, N, K;
   long stride_a, stride_b, stride_c;
-  int tm, tn;
+  long batch;
+  TaskGrid grid;
 
   static void task(void* ctx, int t, int /*worker*/) {
     DotJob& j = *static_cast<DotJob*>(ctx);
-    const TaskRegion r = task_region(t, j.tm, j.tn, j.M, j.N, P::MR, P::NR);
-    dot_region<I, P, E>(j.a + r.batch * j.stride_a, j.K, j.b + r.batch * j.stride_b, j.K, j.bias,
-                        j.c + r.batch * j.stride_c, j.N, j.K, r.m0, r.m1, r.n0, r.n1);
+    const TaskRegion r = task_region(t, j.grid, j.batch, j.M, j.N, P::MR, P::NR);
+    for (long e = r.batch0; e < r.batch1; ++e)
+      dot_region<I, P, E>(j.a + e * j.stride_a, j.K, j.b + e * j.stride_b, j.K, j.bias,
+                          j.c + e * j.stride_c, j.N, j.K, r.m0, r.m1, r.n0, r.n1);
   }
 };
 
@@ -157,12 +159,12 @@ int run_dot(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
   detail::RowsOfKProblem p;
   if (const int rc = detail::rows_of_k_problem<OP, EPI, STATIC_N, STATIC_K>(args, &p)) return rc;
   if (p.M == 0 || p.N == 0 || p.batch == 0) return 0;
-  detail::DotJob<I, P, EPI> job{p.a, p.b, p.bias, p.c, p.M, p.N, p.K,
-                                p.stride_a, p.stride_b, p.stride_c, 1, 1};
   const int threads = kernel_workers(rt, P::WORKERS);
-  if (p.batch < threads)  // nothing is packed: NC has no say in the split
-    split_threads(threads, P::THREADS_M, p.M, p.N, p.K, P::MR, P::NR, 1 << 30, &job.tm, &job.tn);
-  const long tasks = p.batch * job.tm * job.tn;
+  // Nothing is packed: NC has no say in the split.
+  detail::DotJob<I, P, EPI> job{
+      p.a, p.b, p.bias, p.c, p.M, p.N, p.K, p.stride_a, p.stride_b, p.stride_c, p.batch,
+      task_grid(p.batch, threads, P::THREADS_M, p.M, p.N, p.K, P::MR, P::NR, 1 << 30)};
+  const long tasks = job.grid.tasks;
   if (tasks > 0x7fffffff) return 3;
   if (rt && rt->parallel_for && threads > 1 && tasks > 1)
     rt->parallel_for(rt->pool, int(tasks), &detail::DotJob<I, P, EPI>::task, &job);

@@ -568,17 +568,43 @@ inline void band(long extent, int count, int b, long unit, long* lo, long* hi) {
   *hi = std::min(extent, units * (b + 1) / count * unit);
 }
 
-// Task t of a parallel GEMM: the batch element and the rectangle of C it computes, when each
-// batch element's C is cut into tm row bands x tn column bands of whole MR x NR tiles.
-struct TaskRegion {
-  long batch, m0, m1, n0, n1;
+// How a parallel GEMM is cut into tasks. With fewer batch elements than workers, each
+// element's C is cut into tm row bands x tn column bands of whole MR x NR tiles, a task each.
+// With at least as many, a task is a run of whole consecutive elements: a worker then streams
+// through adjacent memory, which the hardware prefetchers follow, instead of taking every
+// other element. Runs are a quarter of a worker's share, so one woken late still finds work
+// and nobody waits long for it.
+struct TaskGrid {
+  int tm = 1, tn = 1;
+  long run = 1;    // batch elements per task
+  long tasks = 0;  // every task of the call
 };
-inline TaskRegion task_region(int t, int tm, int tn, long M, long N, long MR, long NR) {
-  const int regions = tm * tn, region = t % regions;
+constexpr int kRunsPerWorker = 4;
+inline TaskGrid task_grid(long batch, int workers, int threads_m, long M, long N, long K, int MR,
+                          int NR, int NC) {
+  TaskGrid g;
+  if (batch < workers) {
+    split_threads(workers, threads_m, M, N, K, MR, NR, NC, &g.tm, &g.tn);
+    g.tasks = batch * g.tm * g.tn;
+  } else {
+    g.run = std::max<long>(1, batch / (long(workers) * kRunsPerWorker));
+    g.tasks = (batch + g.run - 1) / g.run;
+  }
+  return g;
+}
+
+// Task t's batch elements [batch0, batch1) and the rectangle of C it computes in each.
+struct TaskRegion {
+  long batch0, batch1, m0, m1, n0, n1;
+};
+inline TaskRegion task_region(long t, const TaskGrid& g, long batch, long M, long N, long MR,
+                              long NR) {
+  const int regions = g.tm * g.tn, region = int(t % regions);
   TaskRegion r;
-  r.batch = t / regions;
-  band(M, tm, region / tn, MR, &r.m0, &r.m1);
-  band(N, tn, region % tn, NR, &r.n0, &r.n1);
+  r.batch0 = t / regions * g.run;
+  r.batch1 = std::min(batch, r.batch0 + g.run);
+  band(M, g.tm, region / g.tn, MR, &r.m0, &r.m1);
+  band(N, g.tn, region % g.tn, NR, &r.n0, &r.n1);
   return r;
 }
 

@@ -69,9 +69,9 @@
 // K = 0 writes epilogue(bias).
 //
 // Threads: the output is tiled into tm x tn private regions (Params::THREADS_M) and handed to
-// rt->parallel_for as tm*tn tasks (batch_matmul with batch >= threads: one task per batch
-// element). Each worker packs into its own thread_local scratch; no panel is shared, so the
-// only synchronisation is parallel_for's return.
+// rt->parallel_for as tm*tn tasks (batch_matmul with batch >= threads: runs of consecutive
+// batch elements, gemm_x86.h's task_grid). Each worker packs into its own thread_local
+// scratch; no panel is shared, so the only synchronisation is parallel_for's return.
 #pragma once
 
 #include <type_traits>
@@ -100,19 +100,22 @@ struct GemmJob {
   float* c;
   long M, N, K, ldc;
   long stride_a, stride_b, stride_c;  // batch element offsets (elements)
-  int tm, tn;                         // the region grid of one batch element
+  long batch;
+  TaskGrid grid;
   int error = 0;
 
   static void task(void* ctx, int t, int /*worker*/) {
     GemmJob& j = *static_cast<GemmJob*>(ctx);
-    const TaskRegion r = task_region(t, j.tm, j.tn, j.M, j.N, P::MR, P::NR);
-    AOp a = j.a;
-    BOp b = j.b;
-    a.p += r.batch * j.stride_a;
-    b.p += r.batch * j.stride_b;
-    if (gemm_region<I, P, E, CT>(a, b, j.bias, j.c + r.batch * j.stride_c, j.ldc, j.K, r.m0, r.m1,
-                             r.n0, r.n1))
-      __atomic_store_n(&j.error, 1, __ATOMIC_RELAXED);
+    const TaskRegion r = task_region(t, j.grid, j.batch, j.M, j.N, P::MR, P::NR);
+    for (long e = r.batch0; e < r.batch1; ++e) {
+      AOp a = j.a;
+      BOp b = j.b;
+      a.p += e * j.stride_a;
+      b.p += e * j.stride_b;
+      if (gemm_region<I, P, E, CT>(a, b, j.bias, j.c + e * j.stride_c, j.ldc, j.K, r.m0, r.m1,
+                                   r.n0, r.n1))
+        __atomic_store_n(&j.error, 1, __ATOMIC_RELAXED);
+    }
   }
 };
 
@@ -123,9 +126,9 @@ int launch(const DietcodeCpuRuntime* rt, const AOp& a, const BOp& b, const float
   if (M == 0 || N == 0 || batch == 0) return 0;
   const int threads = kernel_workers(rt, P::WORKERS);
   using Job = GemmJob<I, P, E, AOp, BOp, CT>;
-  Job job{a, b, bias, c, M, N, K, CT ? M : N, stride_a, stride_b, stride_c, 1, 1};
-  if (batch < threads) split_threads(threads, P::THREADS_M, M, N, K, P::MR, P::NR, P::NC, &job.tm, &job.tn);
-  const long tasks = batch * job.tm * job.tn;
+  Job job{a, b, bias, c, M, N, K, CT ? M : N, stride_a, stride_b, stride_c, batch,
+          task_grid(batch, threads, P::THREADS_M, M, N, K, P::MR, P::NR, P::NC)};
+  const long tasks = job.grid.tasks;
   if (tasks > 0x7fffffff) return 3;
   if (rt && rt->parallel_for && threads > 1 && tasks > 1)
     rt->parallel_for(rt->pool, int(tasks), &Job::task, &job);

@@ -143,15 +143,45 @@ TEST(X86Kernels, MissingBiasReturns3) {
   EXPECT_EQ(y, 1.0f);
 }
 
-// A multi-block problem with many tasks per worker, batch >= threads (one task per batch).
+// A multi-block problem with many tasks per worker, batch >= threads: one element per task
+// (batch 7), and runs of two elements with a shorter last one (batch 29 = 14 x 2 + 1).
 TEST(X86Kernels, BatchAtLeastThreads) {
   using P = Params<6, 16, 32, 12, 32>;
   dc_x86::SimpleThreadPool pool(3);
   const DietcodeCpuRuntime rt = pool.runtime();
-  for (Op op : {Op::kBmmNN, Op::kBmmTT}) {
-    Case c(gemm(op, 29, 45, 70, 7, 11));
-    EXPECT_EQ(c.run_and_check(Kernels<P>::get(op, 5), 5, &rt), "");
-  }
+  for (long batch : {7, 29})
+    for (Op op : {Op::kBmmNN, Op::kBmmTT}) {
+      Case c(gemm(op, 29, 45, 70, batch, 11));
+      EXPECT_EQ(c.run_and_check(Kernels<P>::get(op, 5), 5, &rt), "") << "batch " << batch;
+    }
+  Case nt(gemm(Op::kBmmNT, 13, 9, 40, 29, 3));
+  EXPECT_EQ(nt.run_and_check(rows_of_k_kernels<DotForm, dc_x86::DotParams<>>(Op::kBmmNT, 5), 5,
+                             &rt),
+            "");
+}
+
+// With at least as many batch elements as workers, the tasks are runs of consecutive whole
+// elements, a quarter of a worker's share each, covering every element once.
+TEST(X86Kernels, TaskGridCoversEveryBatchElementOnceInRuns) {
+  for (int workers = 1; workers <= 5; ++workers)
+    for (long batch = 1; batch <= 100; ++batch) {
+      const dc_x86::TaskGrid g = dc_x86::task_grid(batch, workers, 0, 40, 40, 8, 4, 16, 64);
+      std::vector<int> seen(size_t(batch), 0);
+      for (long t = 0; t < g.tasks; ++t) {
+        const dc_x86::TaskRegion r = dc_x86::task_region(t, g, batch, 40, 40, 4, 16);
+        ASSERT_LT(r.batch0, r.batch1);
+        for (long e = r.batch0; e < r.batch1; ++e) ++seen[size_t(e)];
+        if (batch >= workers) {
+          EXPECT_EQ(r.m1 - r.m0, 40);  // whole elements
+          EXPECT_EQ(r.n1 - r.n0, 40);
+        }
+      }
+      for (long e = 0; e < batch; ++e)
+        ASSERT_EQ(seen[size_t(e)], batch >= workers ? 1 : g.tm * g.tn)
+            << "batch " << batch << ", workers " << workers << ", element " << e;
+      if (batch >= 2 * workers * dc_x86::kRunsPerWorker) EXPECT_GT(g.run, 1);
+      if (batch >= workers) EXPECT_GE(g.tasks, workers);
+    }
 }
 
 // A pool that counts the parallel_for calls it is asked for, to see which kernels wake it.
