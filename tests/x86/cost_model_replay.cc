@@ -1,8 +1,10 @@
 // cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1] [--peers 0]
 // [--peer-weight W] [--own-label 0] [--gpu ID] [--templates 0] [--depth D] [--rounds R] [--eta E]
-// [--min-child W] [--lambda L]: the cost model's held-out quality on a tuning
-// log, as `tune` reports it at the end of a run, without tuning again. The model learns from the workload's other ops as tune's does; with
-// --peers 0, from the op's own kernels alone.
+// [--min-child W] [--lambda L] [--max-overhead US]: the cost model's held-out quality on a
+// tuning log, as `tune` reports it at the end of a run, without tuning again. The model learns
+// from the workload's other ops as tune's does; with --peers 0, from the op's own kernels
+// alone. --max-overhead sets the ceiling of the fitted launch overhead (the machine's:
+// MachineSpec::max_launch_overhead_us).
 //
 // Not a test: a tool for working on the CPU features and analytic terms (cost/x86_*.cc). A
 // tune of BERT-base takes ten minutes and its Spearman moves by several hundredths from seed to
@@ -116,6 +118,7 @@ int run(int argc, char** argv) {
   int threads = 0, seeds = 5;
   bool per_instance = false, use_peers = true, per_template = true;
   std::string gpu;  // a GPU log: the id of its configs/gpus spec
+  double max_overhead_us = -1;  // the ceiling of the fitted launch overhead; < 0: the machine's
   CostModelParams params;
   for (int a = 3; a + 1 < argc; a += 2) {
     const std::string flag = argv[a];
@@ -133,6 +136,7 @@ int run(int argc, char** argv) {
     else if (flag == "--eta") params.xgb.eta = std::atof(argv[a + 1]);
     else if (flag == "--min-child") params.xgb.min_child_weight = std::atof(argv[a + 1]);
     else if (flag == "--lambda") params.xgb.lambda = std::atof(argv[a + 1]);
+    else if (flag == "--max-overhead") max_overhead_us = std::atof(argv[a + 1]);
   }
   MachineSpec machine;
   if (gpu.empty()) {
@@ -142,6 +146,7 @@ int run(int argc, char** argv) {
   } else {
     machine = MachineSpec(load_gpu_spec(gpu));
   }
+  if (max_overhead_us >= 0) machine.max_launch_overhead_us = max_overhead_us;
 
   std::vector<std::string> warnings;
   const TuningLog log = read_tuning_log(log_path, warnings);
