@@ -400,6 +400,14 @@ struct BMatrixKN {
 // conv2d implicit GEMM A: row i = output pixel (n, p, q) = ((n*P + p)*Q + q), reduction index
 // kk = (r*S + s)*C + c (the KRSC weight order). Packs straight from the NHWC input; taps in the
 // padding are zeros.
+//
+// The MR rows of a panel share the reduction's sequence of (r, s, c) runs; only their pixels
+// differ. So the runs are walked once, and each is copied for all MR rows k by k, from one
+// source pointer per row (a row of zeros for a tap in the padding, or past the last row): the
+// panel is written in order, MR floats at a time, instead of one float every MR.
+inline constexpr long kConvZeroRun = 256;
+alignas(64) inline constexpr float kConvZeros[kConvZeroRun] = {};
+
 struct AConvNHWC {
   const float* p;  // the NHWC input
   int H, W, C, R, S, P, Q, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
@@ -407,30 +415,35 @@ struct AConvNHWC {
   const float* row_ptr(long, long) const { return nullptr; }
   template <int MR>
   void pack(long i0, int mr, long k0, long kc, float* dst) const {
+    const float* img[MR];  // each row's image; null past the last row
+    long h0[MR], w0[MR];   // each row's top-left tap
     for (int r = 0; r < MR; ++r) {
-      if (r >= mr) {
-        for (long k = 0; k < kc; ++k) dst[k * MR + r] = 0.0f;
-        continue;
-      }
+      img[r] = nullptr;
+      h0[r] = w0[r] = 0;
+      if (r >= mr) continue;
       const long i = i0 + r;
       const long oq = i % Q, opq = i / Q, op = opq % P, on = opq / P;
-      const long h0 = op * stride_h - pad_h, w0 = oq * stride_w - pad_w;
-      const float* img = p + on * long(H) * W * C;
-      long kk = k0;
-      int c = int(kk % C);
-      long rs = kk / C;
-      int fs = int(rs % S), fr = int(rs / S);
-      long k = 0;
-      while (k < kc) {
-        const long run = std::min<long>(C - c, kc - k);
-        const long h = h0 + long(fr) * dil_h, w = w0 + long(fs) * dil_w;
-        if (h >= 0 && h < H && w >= 0 && w < W) {
-          const float* s = img + (h * W + w) * C + c;
-          for (long t = 0; t < run; ++t) dst[(k + t) * MR + r] = s[t];
-        } else {
-          for (long t = 0; t < run; ++t) dst[(k + t) * MR + r] = 0.0f;
-        }
-        k += run;
+      h0[r] = op * stride_h - pad_h;
+      w0[r] = oq * stride_w - pad_w;
+      img[r] = p + on * long(H) * W * C;
+    }
+    long c = k0 % C;
+    const long rs = k0 / C;
+    long fs = rs % S, fr = rs / S;
+    for (long k = 0; k < kc;) {
+      const long run = std::min(std::min<long>(C - c, kc - k), kConvZeroRun);
+      const float* src[MR];
+      for (int r = 0; r < MR; ++r) {
+        const long h = h0[r] + fr * dil_h, w = w0[r] + fs * dil_w;
+        src[r] = img[r] && h >= 0 && h < H && w >= 0 && w < W ? img[r] + (h * W + w) * C + c
+                                                              : kConvZeros;
+      }
+      float* d = dst + k * MR;
+      for (long t = 0; t < run; ++t, d += MR)
+        for (int r = 0; r < MR; ++r) d[r] = src[r][t];
+      k += run;
+      c += run;
+      if (c == C) {
         c = 0;
         if (++fs == S) fs = 0, ++fr;
       }

@@ -160,6 +160,22 @@ TEST(X86Kernels, BatchAtLeastThreads) {
             "");
 }
 
+// conv2d's A packing copies runs of channels, at most 256 floats each (a row of zeros stands in
+// for a tap in the padding): channels past 256, K blocks that start and end inside a pixel's
+// channels, taps in the padding, on both runtimes.
+TEST(X86Kernels, ConvPackingOfLongChannelRuns) {
+  dc_x86::SimpleThreadPool pool(2);
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  for (const Problem& p : {conv(1, 5, 6, 300, 9, 3, 3, 1, 1, 1), conv(2, 4, 4, 520, 7, 1, 2, 1, 1, 1)})
+    for (const DietcodeCpuRuntime* rt : {&serial, &pooled}) {
+      Case a(p), b(p);
+      EXPECT_EQ(a.run_and_check(Kernels<Params<6, 16, 512, 12, 32>>::get(Op::kConv2d, 3), 3, rt), "")
+          << "C " << p.c << ", KC 512, threads " << rt->threads;
+      EXPECT_EQ(b.run_and_check(Kernels<Params<4, 8, 383, 8, 16>>::get(Op::kConv2d, 5), 5, rt), "")
+          << "C " << p.c << ", KC 383, threads " << rt->threads;
+    }
+}
+
 // With at least as many batch elements as workers, the tasks are runs of consecutive whole
 // elements, a quarter of a worker's share each, covering every element once.
 TEST(X86Kernels, TaskGridCoversEveryBatchElementOnceInRuns) {
