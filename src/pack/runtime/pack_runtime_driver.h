@@ -55,6 +55,8 @@ struct Driver {
   PFN_cuMemAlloc_v3020 MemAlloc = nullptr;
   PFN_cuMemFree_v3020 MemFree = nullptr;
   PFN_cuStreamSynchronize_v2000 StreamSynchronize = nullptr;
+  PFN_cuStreamGetId_v12000 StreamGetId = nullptr;
+  PFN_cuStreamIsCapturing_v10000 StreamIsCapturing = nullptr;
   // Optional: only kernels with a TMA producer need it, and a pack without them runs on a
   // driver that lacks it. Null then; such a kernel's launch says so.
   PFN_cuTensorMapEncodeTiled_v12000 TensorMapEncodeTiled = nullptr;
@@ -108,6 +110,8 @@ void load_driver(Driver& d) {
   get("cuMemAlloc", d.MemAlloc);
   get("cuMemFree", d.MemFree);
   get("cuStreamSynchronize", d.StreamSynchronize);
+  get("cuStreamGetId", d.StreamGetId);
+  get("cuStreamIsCapturing", d.StreamIsCapturing);
   if (!ok) return;
   {
     void* p = nullptr;

@@ -92,6 +92,11 @@ static CUresult ctx_synchronize(void) {
   return fake_live_ctx(t_current) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+/* Ids of created streams; 1 is the legacy default stream's, and each thread's per-thread default
+ * stream takes one from the counter when first asked. */
+static atomic_llong g_next_stream_id = 16;
+static _Thread_local unsigned long long t_per_thread_stream_id;
+
 static CUresult stream_create(CUstream* stream, unsigned int flags) {
   (void)flags;
   if (!stream) return CUDA_ERROR_INVALID_VALUE;
@@ -100,6 +105,7 @@ static CUresult stream_create(CUstream* stream, unsigned int flags) {
   struct CUstream_st* s = calloc(1, sizeof *s);
   if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
   s->magic = kStreamMagic;
+  s->id = (unsigned long long)atomic_fetch_add(&g_next_stream_id, 1);
   s->ctx = c;
   atomic_fetch_add(&g_fake.live_streams, 1);
   *stream = s;
@@ -112,6 +118,35 @@ static CUresult stream_destroy(CUstream stream) {
   stream->magic = kDeadMagic;
   free(stream);
   atomic_fetch_sub(&g_fake.live_streams, 1);
+  return CUDA_SUCCESS;
+}
+
+static CUresult stream_get_id(CUstream stream, unsigned long long* id) {
+  if (!id) return CUDA_ERROR_INVALID_VALUE;
+  if (!stream || stream == CU_STREAM_LEGACY) {
+    *id = 1;
+  } else if (stream == CU_STREAM_PER_THREAD) {
+    if (!t_per_thread_stream_id)
+      t_per_thread_stream_id = (unsigned long long)atomic_fetch_add(&g_next_stream_id, 1);
+    *id = t_per_thread_stream_id;
+  } else if (stream->magic == kStreamMagic) {
+    *id = stream->id;
+  } else {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* The double cannot capture graphs; FAKE_CUDA_CAPTURING=1 makes every stream report that it is
+ * being captured, so a client's capture path can be tested. */
+static CUresult stream_is_capturing(CUstream stream, CUstreamCaptureStatus* status) {
+  if (!status) return CUDA_ERROR_INVALID_VALUE;
+  if (stream && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD &&
+      stream->magic != kStreamMagic)
+    return CUDA_ERROR_INVALID_HANDLE;
+  const char* on = getenv("FAKE_CUDA_CAPTURING");
+  *status = on && *on && strcmp(on, "0") != 0 ? CU_STREAM_CAPTURE_STATUS_ACTIVE
+                                               : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
 
@@ -197,6 +232,8 @@ void* fake_context_entry(const char* name) {
       {"cuStreamCreate", (void*)stream_create},
       {"cuStreamDestroy", (void*)stream_destroy},
       {"cuStreamSynchronize", (void*)stream_synchronize},
+      {"cuStreamGetId", (void*)stream_get_id},
+      {"cuStreamIsCapturing", (void*)stream_is_capturing},
       {"cuEventCreate", (void*)event_create},
       {"cuEventRecord", (void*)event_record},
       {"cuEventSynchronize", (void*)event_synchronize},

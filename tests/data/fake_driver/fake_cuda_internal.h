@@ -56,6 +56,7 @@ struct CUmemPoolHandle_st {
 
 struct CUstream_st {
   int magic;
+  unsigned long long id; /* cuStreamGetId's: unique, though a freed handle's address recurs */
   struct CUctx_st* ctx;
   atomic_llong launches;
 };

@@ -7,6 +7,7 @@
 //   pack_stress LIB OP MAX_T concurrent   16 threads x 2 contexts x 3 streams launch at once
 //   pack_stress LIB OP MAX_T cycles N     N dlopen/dlclose cycles; no driver object may outlive one
 //   pack_stress LIB OP MAX_T checks       bad arguments: prints "check NAME = CODE | MESSAGE"
+//   pack_stress LIB OP MAX_T workspaces   split-K workspaces kept per stream, and when not
 //   pack_stress LIB OP MAX_T bench [N]    ns per dietcode_launch and per direct cuLaunchKernel;
 //                                         also on a real driver (a GPU host), where it times
 //                                         the host-side cost of a launch
@@ -51,6 +52,9 @@ void failure(const char* format, Args... args) {
 // Device addresses far apart (16 TiB), never dereferenced: the pack and the driver double only
 // look at them, so a tensor of any checked size fits between two of them.
 void* address(int i) { return reinterpret_cast<void*>(uintptr_t(i + 1) << 44); }
+
+// Streams per context that keep a split-K workspace (the pack runtime's kStreamWorkspaces).
+constexpr long long kKeptWorkspaces = 16;
 
 struct Run {
   Driver& d;
@@ -138,8 +142,11 @@ struct Run {
     if (after.rejected_launches != before.rejected_launches)
       failure("the driver rejected %lld launches",
               (long long)(after.rejected_launches - before.rejected_launches));
-    if (after.live_allocations != 0)
-      failure("%lld workspaces never freed", (long long)after.live_allocations);
+    // Each stream keeps its split-K workspace until the pack is unloaded (main checks that
+    // they go then), but a context keeps at most kKeptWorkspaces.
+    if (after.live_allocations > kKeptWorkspaces * (long long)contexts.size())
+      failure("%lld workspaces live, more than %lld contexts keep",
+              (long long)after.live_allocations, (long long)contexts.size());
     std::printf("launches %lld\n", (long long)(after.launches - before.launches));
     std::vector<std::vector<long long>> per_t;
     for (CUcontext c : contexts) per_t.push_back(kernels_per_launch(c));
@@ -210,6 +217,54 @@ struct Run {
       d.PrimaryCtxRelease(0);
     }
     std::printf("modules loaded %lld\n", (long long)d.stats().modules_loaded);
+  }
+
+  // Split-K workspaces: a stream keeps one across its launches; a recycled stream handle is a
+  // new stream; a captured stream and the streams past the table's size allocate per launch.
+  // Prints "workspaces SCENE allocations A live L" (deltas from the start), checked by the test.
+  void workspaces() {
+    std::vector<CUcontext> contexts = retain_contexts();
+    d.CtxSetCurrent(contexts[0]);
+    const int split_t = max_t / 2;
+    const FakeCudaStats start = d.stats();
+    auto report = [&](const char* scene) {
+      FakeCudaStats now = d.stats();
+      std::printf("workspaces %s allocations %lld live %lld\n", scene,
+                  (long long)(now.allocations - start.allocations),
+                  (long long)(now.live_allocations - start.live_allocations));
+    };
+    auto launches = [&](CUstream s, int n) {
+      for (int i = 0; i < n; ++i)
+        if (int code = launch(split_t, s)) failure("T=%d: %d %s", split_t, code, pack.last_error());
+    };
+    CUstream first, second;
+    d.StreamCreate(&first, 0);
+    launches(first, 50);
+    report("one_stream");
+    d.StreamCreate(&second, 0);
+    launches(second, 50);
+    launches(nullptr, 50);
+    report("three_streams");
+    d.StreamDestroy(first);
+    CUstream recycled;  // the double's allocator may hand back first's address
+    d.StreamCreate(&recycled, 0);
+    launches(recycled, 10);
+    report("recycled_handle");
+    setenv("FAKE_CUDA_CAPTURING", "1", 1);
+    launches(second, 10);
+    unsetenv("FAKE_CUDA_CAPTURING");
+    report("captured");
+    std::vector<CUstream> more(kKeptWorkspaces + 4);
+    for (CUstream& s : more) {
+      d.StreamCreate(&s, 0);
+      launches(s, 3);
+    }
+    report("table_full");
+    for (CUstream s : more) d.StreamDestroy(s);
+    d.StreamDestroy(second);
+    d.StreamDestroy(recycled);
+    d.CtxSetCurrent(nullptr);
+    release_contexts(contexts.size());
   }
 
   void check(const char* name, int code) {
@@ -382,11 +437,15 @@ int main(int argc, char** argv) {
       run.concurrent();
     else if (scenario == "checks")
       run.checks();
+    else if (scenario == "workspaces")
+      run.workspaces();
     else if (scenario == "bench")
       run.bench(n > 0 ? n : 1000000);
     else
       return std::fprintf(stderr, "unknown scenario %s\n", scenario.c_str()), 2;
     if (!pack.close()) stress::failure("dlclose failed");
+    if (!d.real && d.stats().live_allocations != 0)
+      stress::failure("%lld workspaces outlive the pack", (long long)d.stats().live_allocations);
   }
   int failures = stress::g_failures;
   std::printf("%s %s\n", failures ? "FAILED" : "ok", scenario.c_str());
