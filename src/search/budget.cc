@@ -62,6 +62,13 @@ double Deadline::elapsed() const {
   return std::chrono::duration<double>(Clock::now() - start_).count();
 }
 
+Deadline Deadline::earlier_by(double seconds) const {
+  Deadline d = *this;
+  // A limit of 0 means "none": a budget used up by what must follow stays a (spent) limit.
+  if (limited() && seconds > 0) d.limit_ = std::max(limit_ - seconds, 1e-9);
+  return d;
+}
+
 double Deadline::remaining() const {
   return limited() ? std::max(0.0, limit_ - elapsed()) : std::numeric_limits<double>::infinity();
 }

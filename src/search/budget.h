@@ -29,6 +29,9 @@ class Deadline {
   double limit() const { return limit_; }
   double remaining() const;  // +infinity when not limited
   bool expired() const { return limited() && elapsed() >= limit_; }
+  // The same clock with `seconds` less to run: the share of a budget left to work that must
+  // end before something else, which has to fit in the same budget, begins.
+  Deadline earlier_by(double seconds) const;
 
  private:
   Clock::time_point start_;

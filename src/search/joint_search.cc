@@ -124,6 +124,12 @@ OpOutcome JointSearch::outcome(OpSearch& search) const {
   return o;
 }
 
+double JointSearch::end_seconds() const {
+  double seconds = 0;
+  for (const auto& s : searches_) seconds += s->end_seconds();
+  return seconds;
+}
+
 JointSearchResult JointSearch::run() {
   const Deadline deadline(options_.budget.time_budget_seconds);
   JointSearchResult result;
@@ -134,13 +140,17 @@ JointSearchResult JointSearch::run() {
     for (size_t n = 0; n < searches_.size(); ++n) {
       OpSearch& s = *searches_[n];
       if (s.finished()) continue;
-      if (deadline.expired()) {
+      // The rounds end early enough for every op's end (completing the kernels in use, the
+      // cost model's held-out evaluation) to fit in the budget too: --time-budget bounds the
+      // whole run, not its rounds alone.
+      const Deadline rounds = deadline.earlier_by(end_seconds());
+      if (rounds.expired()) {
         s.stop(StopReason::kTime);
         result.out_of_time = true;
         continue;
       }
       s.borrow(kernels_of_other_ops(n));
-      const RoundReport report = s.run_round(deadline, round_cap(deadline, n), [&] {
+      const RoundReport report = s.run_round(rounds, round_cap(rounds, n), [&] {
         notify(SearchProgress::Kind::kBatch, s, nullptr, deadline);
       });
       notify(SearchProgress::Kind::kRound, s, &report, deadline);

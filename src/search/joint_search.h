@@ -108,6 +108,8 @@ class JointSearch {
   // left at the rate kernels were compiled and timed so far (one wave of parallel compiles
   // before there is a rate); INT_MAX without a time budget.
   int round_cap(const Deadline& deadline, size_t position) const;
+  // What the ops' ends will take, all together (OpSearch::end_seconds).
+  double end_seconds() const;
   OpOutcome outcome(OpSearch& search) const;
 
   const Workload* workload_;

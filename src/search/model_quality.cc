@@ -59,6 +59,10 @@ void evaluate_held_out_shapes(const KernelBook& book, const InstanceTable& table
 
 }  // namespace
 
+int held_out_folds(double holdout_fraction) {
+  return std::max(2, int(std::lround(1.0 / std::clamp(holdout_fraction, 0.05, 0.5))));
+}
+
 CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& table,
                                    const MachineSpec& machine, const CostModelParams& params,
                                    double holdout_fraction, uint64_t seed,
@@ -67,8 +71,7 @@ CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& 
   const std::vector<size_t> usable = book.usable();
   if (usable.size() < kMinKernelsForQuality) return q;
 
-  // round(1 / fraction) folds: 5 for the default 20%.
-  const int folds = std::max(2, int(std::lround(1.0 / std::clamp(holdout_fraction, 0.05, 0.5))));
+  const int folds = held_out_folds(holdout_fraction);
   std::vector<std::string> keys;
   for (size_t k : usable) keys.push_back(book[k].key);
   const std::vector<int> fold = folds_by_group(keys, folds, seed);

@@ -59,6 +59,13 @@ struct PeerBook {
 // Needs at least kMinKernelsForQuality usable kernels; seed deals the folds. Each fold's model
 // learns from the peers' kernels as the search's did, less every kernel the fold holds out.
 inline constexpr size_t kMinKernelsForQuality = 5;
+// Folds of each half of evaluate_held_out: round(1 / holdout_fraction), 5 for 20%.
+int held_out_folds(double holdout_fraction);
+// Models evaluate_held_out trains: one per fold of the kernels and one per fold of the shapes,
+// each on about as much as the search's own model. What a tune's end costs, per op.
+inline int held_out_trainings(double holdout_fraction) {
+  return 2 * held_out_folds(holdout_fraction);
+}
 CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& table,
                                    const MachineSpec& machine, const CostModelParams& params,
                                    double holdout_fraction, uint64_t seed, double regret_tolerance,

@@ -139,13 +139,34 @@ void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indi
   }
 }
 
+void OpSearch::retrain_model() {
+  const auto start = std::chrono::steady_clock::now();
+  model_->retrain();
+  last_retrain_seconds_ = seconds_since(start);
+}
+
+double OpSearch::end_seconds() const {
+  double seconds = 0;
+  if (book_.usable().size() >= kMinKernelsForQuality)
+    seconds += held_out_trainings(options_.holdout_fraction) * last_retrain_seconds_;
+  // Completion at its most: complete_kernels kernels, each timed on a sample only. Counting the
+  // kernels in use instead would let the reserve jump when a round adds some, after that round
+  // had been sized to the smaller one.
+  const size_t sample = std::min(table_.size(), options_.max_instances_per_kernel);
+  if (options_.complete_kernels > 0 && stats_.measurements > 0 && sample < table_.size()) {
+    const double missing = double(options_.complete_kernels) * double(table_.size() - sample);
+    seconds += missing * stats_.measure_seconds / double(stats_.measurements);
+  }
+  return seconds;
+}
+
 void OpSearch::learn_from_peers(std::vector<OpSearch*> peers) {
   peers_ = std::move(peers);
   size_t learned = 0;
   for (const OpSearch* peer : peers_)
     for (size_t k : peer->book_.usable())
       if (model_->learn_peer(peer->book_[k], peer->table_)) ++learned;
-  if (learned) model_->retrain();
+  if (learned) retrain_model();
 }
 
 void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
@@ -267,7 +288,7 @@ RoundReport OpSearch::complete_kernels_in_use(int max_kernels,
   const Incumbent inc = incumbent();
   compile_and_measure(chosen, {}, inc.latency, true, report, on_batch);
   const auto start = std::chrono::steady_clock::now();
-  if (report.measured > 0) model_->retrain();
+  if (report.measured > 0) retrain_model();
   stats_.model_seconds += seconds_since(start);
   report.weighted_mean_us = weighted_mean_us();
   return report;
@@ -341,7 +362,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
   compile_and_measure(chosen, chosen_predicted, inc.latency, false, report, on_batch);
 
   start = std::chrono::steady_clock::now();
-  if (report.measured > 0) model_->retrain();
+  if (report.measured > 0) retrain_model();
   stats_.model_seconds += seconds_since(start);
 
   report.weighted_mean_us = weighted_mean_us();

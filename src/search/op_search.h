@@ -156,6 +156,11 @@ class OpSearch {
 
   // Cost-model quality on held-out kernels, written to the log when there is one.
   const CostModelQuality& evaluate_quality();
+  // Seconds this op's end is expected to take once its rounds stop: timing the kernels in use
+  // on the instances they lack (complete_kernels_in_use) and evaluate_quality's trainings,
+  // estimated from this run's own measuring rate and its model's last training time. A time
+  // budget holds this much back for it.
+  double end_seconds() const;
 
   const OpSpec& op() const { return *op_; }
   const InstanceTable& table() const { return table_; }
@@ -201,6 +206,8 @@ class OpSearch {
   std::vector<SearchSpace> spaces_;
   KernelBook book_;
   std::unique_ptr<OpCostModel> model_;
+  double last_retrain_seconds_ = 0;  // of model_, for end_seconds()
+  void retrain_model();
   std::vector<OpSearch*> peers_;  // told of every measurement this op records
   std::mt19937_64 rng_;
   std::map<std::string, LaunchPlan> plans_;

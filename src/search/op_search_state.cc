@@ -69,7 +69,7 @@ void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
     if (std::count(e.recorded.begin(), e.recorded.end(), 0) > 0) pending_.push_back(e.mk);
   }
   for (size_t k : book_.usable()) model_->learn(book_[k]);
-  if (model_->model().measurements() > 0) model_->retrain();
+  if (model_->model().measurements() > 0) retrain_model();
   // A log that already holds the whole budget leaves nothing to do but report.
   if (trials() >= trial_budget() && pending_.empty()) stop(StopReason::kTrials);
 }

@@ -82,6 +82,7 @@ class CountingDevice : public Measurer {
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override {
     std::vector<MeasureResult> results = device_.measure(inputs);
     for (size_t i = 0; i < inputs.size(); ++i) {
+      if (per_instance.count() > 0) std::this_thread::sleep_for(per_instance * inputs[i].instances.size());
       const std::string key = inputs[i].mk.key();
       kernels.insert(key);
       ++inputs_measured;
@@ -101,6 +102,7 @@ class CountingDevice : public Measurer {
   int inputs_measured = 0;
   std::map<std::pair<std::string, std::vector<int64_t>>, int> pairs;
   std::function<std::optional<MeasureStatus>(const MicroKernel&)> fault;
+  std::chrono::microseconds per_instance{0};  // what timing one (kernel, instance) takes
 
  private:
   SimulatedDevice device_;
@@ -548,6 +550,27 @@ TEST_F(JointSearchTest, SampledKernelsInUseAreTimedOnEveryInstanceAtTheEnd) {
   int measured = 0;
   for (const InstanceChoice& c : op.assignment) measured += c.measured;
   EXPECT_EQ(measured, int(op.instances));
+}
+
+// On a GPU the end of a 4-minute tune (completing the kernels in use, the held-out
+// evaluations) ran past the budget by over a minute. The rounds now stop early enough for it.
+TEST_F(JointSearchTest, TimeBudgetBoundsTheWholeRunEndIncluded) {
+  workload_ = cross_product_workload();  // 192 instances, kernels timed on 48 of them
+  CountingDevice device(h100());
+  device.per_instance = std::chrono::microseconds(1000);  // 48 ms per kernel's sample
+  JointSearchOptions options;
+  options.jobs = 1;
+  options.max_instances_per_kernel = 48;
+  options.complete_kernels = 8;  // up to 8 x 144 ms at the end
+  options.budget.time_budget_seconds = 2.0;
+  JointSearchResult result = run(device, options);
+  EXPECT_TRUE(result.out_of_time);
+  const OpOutcome& op = result.ops[0];
+  EXPECT_GT(op.trials, 4);
+  EXPECT_GT(op.quality.folds, 0);  // the end ran: completion and evaluation
+  // Without the reserve the run ended near 3.9 s (the end alone takes 1.5 s here); with it
+  // 2.5 s: the end costs more than it is estimated to before the last round.
+  EXPECT_LT(result.wall_seconds, 2.8) << "trials " << op.trials;
 }
 
 // Three dense ops of different shapes over T in 1..8, searched with the fixture's space.
