@@ -9,17 +9,16 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cost/analytic_fit.h"
 #include "cost/prior.h"
 
 namespace dietcode {
 
 namespace {
 
-// Where retrain() looks for gamma and the launch overhead: a coarse grid, then a finer one
-// around the coarse optimum.
-constexpr double kGammaStep = 0.1;
-constexpr int kOverheadSteps = 20;  // the coarse grid: the overhead's range in 20 steps
-constexpr int kRefineSteps = 5;     // the fine grid is 1/5 of the coarse one
+// The coarse grid's overhead step, over which retrain() fits the launch overhead
+// (analytic_fit.h): the overhead's range in 20 steps.
+constexpr int kOverheadSteps = 20;
 // Below this many rows per thread XGBoost's parallel regions cost more than they save, and
 // on a busy host its spinning threads wait for each other: train on one thread.
 constexpr size_t kRowsPerTrainingThread = 2000;
@@ -110,60 +109,22 @@ TrainingReport CostModel::retrain() {
 }
 
 void CostModel::fit_analytic_params() {
-  std::map<std::string, std::vector<size_t>> groups;
-  for (size_t i = 0; i < rows_.size(); ++i) groups[rows_[i].kernel].push_back(i);
+  std::map<std::string, size_t> kernel_index;
+  std::vector<FitMeasurement> rows;
+  rows.reserve(rows_.size());
   double min_latency = std::numeric_limits<double>::infinity();
-  for (const Row& r : rows_) min_latency = std::min(min_latency, r.latency_us);
-
-  // Pooled within-kernel weighted variance of the log labels; +inf when nothing is pooled.
-  auto spread = [&](const AnalyticParams& p) {
-    double sum_sq = 0, weight = 0;
-    for (const auto& [key, members] : groups) {
-      if (members.size() < 2) continue;
-      double w_sum = 0, mean = 0;
-      std::vector<std::pair<double, double>> labels;  // (label, weight)
-      for (size_t i : members) {
-        double y = log_label(rows_[i].terms, rows_[i].latency_us, p);
-        if (std::isnan(y)) continue;
-        labels.push_back({y, rows_[i].weight});
-        w_sum += rows_[i].weight;
-        mean += rows_[i].weight * y;
-      }
-      if (labels.size() < 2 || !(w_sum > 0)) continue;
-      mean /= w_sum;
-      for (const auto& [y, w] : labels) sum_sq += w * (y - mean) * (y - mean);
-      weight += w_sum;
-    }
-    return weight > 0 ? sum_sq / weight : std::numeric_limits<double>::infinity();
-  };
-
+  for (const Row& r : rows_) {
+    const size_t k = kernel_index.try_emplace(r.kernel, kernel_index.size()).first->second;
+    rows.push_back({k, &r.terms, r.latency_us, r.weight});
+    min_latency = std::min(min_latency, r.latency_us);
+  }
   // An overhead at or above the fastest measurement would leave it no compute time.
-  double max_overhead = std::min(params_.max_launch_overhead_us, 0.95 * min_latency);
-  const double overhead_step = params_.max_launch_overhead_us / kOverheadSteps;
-  AnalyticParams best = analytic_;
-  double best_spread = spread(best);
-  if (!std::isfinite(best_spread)) return;  // no kernel measured on two shapes yet
-  auto search = [&](double g_lo, double g_hi, double g_step, double o_lo, double o_hi,
-                    double o_step) {
-    for (double g = g_lo; g <= g_hi + 1e-9; g += g_step) {
-      for (double o = o_lo; o <= o_hi + 1e-9; o += o_step) {
-        AnalyticParams p = analytic_;
-        p.underfilled_sm_gamma = std::clamp(g, 0.0, 1.0);
-        p.launch_overhead_us = std::clamp(o, 0.0, max_overhead);
-        double s = spread(p);
-        if (s < best_spread * (1 - 1e-9)) {
-          best_spread = s;
-          best = p;
-        }
-      }
-    }
-  };
-  search(0, 1, kGammaStep, 0, max_overhead, overhead_step);
-  double g0 = best.underfilled_sm_gamma, o0 = best.launch_overhead_us;
-  search(g0 - kGammaStep, g0 + kGammaStep, kGammaStep / kRefineSteps, o0 - overhead_step,
-         o0 + overhead_step, overhead_step / kRefineSteps);
-  analytic_ = best;
-  report_.label_spread = std::sqrt(best_spread);
+  const double max_overhead = std::min(params_.max_launch_overhead_us, 0.95 * min_latency);
+  const AnalyticFit fit = fit_analytic(rows, analytic_, max_overhead,
+                                       params_.max_launch_overhead_us / kOverheadSteps);
+  if (!fit.fitted) return;  // no kernel measured on two shapes yet
+  analytic_ = fit.params;
+  report_.label_spread = std::sqrt(fit.spread);
 }
 
 void CostModel::train_booster() {

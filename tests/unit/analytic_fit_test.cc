@@ -1,0 +1,112 @@
+// The analytic knobs' fit (cost/analytic_fit.h): the table-driven grid search finds the pair
+// that scoring every pair directly from the labels finds, and recovers the pair that made the
+// data.
+#include "cost/analytic_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace dietcode {
+namespace {
+
+// Kernels with their own f_MK, each timed on shapes from one partial wave to several, some
+// with a split-K reduction; latencies made under `truth`, with 2% noise.
+struct Synthetic {
+  std::vector<AnalyticTerms> terms;
+  std::vector<FitMeasurement> rows;
+
+  explicit Synthetic(const AnalyticParams& truth, unsigned seed = 7) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> noise(0.98, 1.02), efficiency(0.3, 0.8);
+    constexpr int kKernels = 24, kShapes = 40;
+    terms.reserve(kKernels * kShapes);
+    std::vector<std::pair<size_t, double>> made;
+    for (int k = 0; k < kKernels; ++k) {
+      const int blocks_per_sm = 1 + k % 3;
+      const bool split = k % 4 == 0;
+      const double f_mk = efficiency(rng) * 60e6;  // FLOP/us
+      for (int s = 1; s <= kShapes; ++s) {
+        AnalyticTerms t;
+        t.flops = 2.0 * 16 * s * 768 * 3072;
+        t.grid_blocks = 7 * s + k;
+        t.blocks_per_sm = blocks_per_sm;
+        t.sms = 132;
+        t.f_pad = 0.8 + 0.2 * ((s * 7 + k) % 5) / 4.0;
+        t.main_bytes = 4.0 * (16 * s * 3072 + 768 * 3072);
+        t.has_reduce = split;
+        t.reduce_bytes = split ? 4.0 * 3 * 16 * s * 768 : 0;
+        t.bandwidth_bytes_per_us = 4.8e6;
+        t.peak_flops_per_us = 67e6;
+        terms.push_back(t);
+        const double latency = model_latency_us(with_params(t, truth), f_mk) * noise(rng);
+        made.push_back({size_t(k), latency});
+      }
+    }
+    for (size_t i = 0; i < terms.size(); ++i)
+      rows.push_back({made[i].first, &terms[i], made[i].second, 1.0 + double(i % 3)});
+  }
+};
+
+// The search as it was written before the table: every grid pair scored from the labels.
+AnalyticParams fit_by_scoring_every_pair(const std::vector<FitMeasurement>& rows,
+                                         AnalyticParams start, double max_overhead, double step) {
+  AnalyticParams best = start;
+  double best_spread = label_spread(rows, start);
+  auto search = [&](double g_lo, double g_hi, double g_step, double o_lo, double o_hi,
+                    double o_step) {
+    for (double g = g_lo; g <= g_hi + 1e-9; g += g_step)
+      for (double o = o_lo; o <= o_hi + 1e-9; o += o_step) {
+        AnalyticParams p = start;
+        p.underfilled_sm_gamma = std::clamp(g, 0.0, 1.0);
+        p.launch_overhead_us = std::clamp(o, 0.0, max_overhead);
+        const double s = label_spread(rows, p);
+        if (s < best_spread * (1 - 1e-9)) {
+          best_spread = s;
+          best = p;
+        }
+      }
+  };
+  search(0, 1, 0.1, 0, max_overhead, step);
+  const double g0 = best.underfilled_sm_gamma, o0 = best.launch_overhead_us;
+  search(g0 - 0.1, g0 + 0.1, 0.02, o0 - step, o0 + step, step / 5);
+  return best;
+}
+
+TEST(AnalyticFit, FindsThePairThatScoringEveryPairFinds) {
+  for (const auto& [gamma, overhead] : {std::pair{0.6, 3.2}, {0.2, 0.0}, {1.0, 4.5}}) {
+    AnalyticParams truth;
+    truth.underfilled_sm_gamma = gamma;
+    truth.launch_overhead_us = overhead;
+    Synthetic data(truth);
+    const AnalyticParams start;  // the defaults
+    const AnalyticFit fit = fit_analytic(data.rows, start, 5.0, 0.25);
+    ASSERT_TRUE(fit.fitted);
+    const AnalyticParams reference = fit_by_scoring_every_pair(data.rows, start, 5.0, 0.25);
+    EXPECT_DOUBLE_EQ(fit.params.underfilled_sm_gamma, reference.underfilled_sm_gamma) << gamma;
+    EXPECT_DOUBLE_EQ(fit.params.launch_overhead_us, reference.launch_overhead_us) << overhead;
+    EXPECT_NEAR(fit.spread, label_spread(data.rows, fit.params), 1e-12);
+    // And the data's own pair, to within the noise.
+    EXPECT_NEAR(fit.params.underfilled_sm_gamma, gamma, 0.1);
+    EXPECT_NEAR(fit.params.launch_overhead_us, overhead, 0.5);
+  }
+}
+
+TEST(AnalyticFit, NothingToFitWithoutAKernelMeasuredTwice) {
+  AnalyticParams truth;
+  Synthetic data(truth);
+  std::vector<FitMeasurement> one_each;
+  for (const FitMeasurement& r : data.rows)
+    if (one_each.size() == r.kernel) one_each.push_back(r);
+  AnalyticParams start;
+  start.underfilled_sm_gamma = 0.37;
+  const AnalyticFit fit = fit_analytic(one_each, start, 5.0, 0.25);
+  EXPECT_FALSE(fit.fitted);
+  EXPECT_EQ(fit.params.underfilled_sm_gamma, 0.37);
+  EXPECT_TRUE(std::isinf(label_spread(one_each, start)));
+}
+
+}  // namespace
+}  // namespace dietcode
