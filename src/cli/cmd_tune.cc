@@ -346,8 +346,9 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
       "resumed run does the rest); with --time-budget and no --trials, the budget decides");
   trials->capture_default_str();
   cmd->add_option("--time-budget", o->time_budget,
-                  "Stop after this much wall time, all ops together: 90s, 10m, 1h30m (kernels "
-                  "already compiled are still measured)");
+                  "Wall time for the whole run, all ops together: 90s, 10m, 1h30m. The rounds "
+                  "stop early enough for the end (timing the chosen kernels on every shape, the "
+                  "cost model's held-out evaluation) to fit");
   auto* device =
       cmd->add_option("--device", o->device, "CUDA device ordinal to tune on (--devices N)")
           ->capture_default_str();
