@@ -119,14 +119,78 @@ struct BMatrixKN {
   }
 };
 
+// The first N lanes of v to p[0..N) (N in 1..8), with whole and half vector stores only.
+template <int N>
+inline void store_first(float* p, __m256 v) {
+  if constexpr (N == 8) {
+    _mm256_storeu_ps(p, v);
+  } else {
+    __m128 part = _mm256_castps256_ps128(v);
+    if constexpr (N >= 4) {
+      _mm_storeu_ps(p, part);
+      part = _mm256_extractf128_ps(v, 1);
+      p += 4;
+    }
+    constexpr int kRest = N >= 4 ? N - 4 : N;
+    if constexpr (kRest >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
+    if constexpr (kRest == 3) _mm_store_ss(p + 2, _mm_movehl_ps(part, part));
+    if constexpr (kRest == 1) _mm_store_ss(p, part);
+  }
+}
+
+// Rows G..G+7 of an MR-row panel (those below MR), eight k steps: d[t*MR + G + r] = src[G+r][t]
+// for t < 8, through one 8x8 transpose.
+template <int MR, int G>
+inline void interleave8(const float* const* src, float* d) {
+  __m256 v[8];
+  for (int r = 0; r < 8; ++r) v[r] = G + r < MR ? _mm256_loadu_ps(src[G + r]) : _mm256_setzero_ps();
+  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  constexpr int kN = MR - G < 8 ? MR - G : 8;
+  store_first<kN>(d + 0 * MR + G, _mm256_permute2f128_ps(s0, s4, 0x20));
+  store_first<kN>(d + 1 * MR + G, _mm256_permute2f128_ps(s1, s5, 0x20));
+  store_first<kN>(d + 2 * MR + G, _mm256_permute2f128_ps(s2, s6, 0x20));
+  store_first<kN>(d + 3 * MR + G, _mm256_permute2f128_ps(s3, s7, 0x20));
+  store_first<kN>(d + 4 * MR + G, _mm256_permute2f128_ps(s0, s4, 0x31));
+  store_first<kN>(d + 5 * MR + G, _mm256_permute2f128_ps(s1, s5, 0x31));
+  store_first<kN>(d + 6 * MR + G, _mm256_permute2f128_ps(s2, s6, 0x31));
+  store_first<kN>(d + 7 * MR + G, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
+// MR source rows interleaved into a panel: d[t*MR + r] = src[r][t] for t < run. Eight k steps
+// at a time go through 8x8 transposes (a panel of more than 8 rows takes two); the rest one
+// float at a time.
+template <int MR>
+inline void interleave_rows(const float* const* src, long run, float* d) {
+  long t = 0;
+  if constexpr (MR >= 4 && MR <= 16) {
+    for (; t + 8 <= run; t += 8) {
+      const float* at[MR];
+      for (int r = 0; r < MR; ++r) at[r] = src[r] + t;
+      interleave8<MR, 0>(at, d + t * MR);
+      if constexpr (MR > 8) interleave8<MR, 8>(at, d + t * MR);
+    }
+  }
+  for (; t < run; ++t)
+    for (int r = 0; r < MR; ++r) d[t * MR + r] = src[r][t];
+}
+
 // conv2d implicit GEMM A: row i = output pixel (n, p, q) = ((n*P + p)*Q + q), reduction index
 // kk = (r*S + s)*C + c (the KRSC weight order). Packs straight from the NHWC input; taps in the
 // padding are zeros.
 //
 // The MR rows of a panel share the reduction's sequence of (r, s, c) runs; only their pixels
-// differ. So the runs are walked once, and each is copied for all MR rows k by k, from one
-// source pointer per row (a row of zeros for a tap in the padding, or past the last row): the
-// panel is written in order, MR floats at a time, instead of one float every MR.
+// differ. So the runs are walked once, and each is copied for all MR rows at once
+// (interleave_rows), from one source pointer per row: a row of zeros for a tap in the padding,
+// or past the last row. A run is one tap's channels, or, with no dilation along W, the rest of
+// a tap row when every row has all of it inside the image: an NHWC image keeps a tap row's S
+// pixels side by side, so conv1's 7 taps of 3 channels are one run of 21, not seven of 3.
 inline constexpr long kConvZeroRun = 256;
 alignas(64) inline constexpr float kConvZeros[kConvZeroRun] = {};
 
@@ -153,20 +217,24 @@ struct AConvNHWC {
     const long rs = k0 / C;
     long fs = rs % S, fr = rs / S;
     for (long k = 0; k < kc;) {
-      const long run = std::min(std::min<long>(C - c, kc - k), kConvZeroRun);
       const float* src[MR];
+      bool whole_tap_row = dil_w == 1;
       for (int r = 0; r < MR; ++r) {
         const long h = h0[r] + fr * dil_h, w = w0[r] + fs * dil_w;
-        src[r] = img[r] && h >= 0 && h < H && w >= 0 && w < W ? img[r] + (h * W + w) * C + c
-                                                              : kConvZeros;
+        if (!img[r] || h < 0 || h >= H) {
+          src[r] = kConvZeros;  // the whole tap row is padding (or no row)
+          continue;
+        }
+        const bool inside = w >= 0 && w < W;
+        src[r] = inside ? img[r] + (h * W + w) * C + c : kConvZeros;
+        whole_tap_row = whole_tap_row && inside && w0[r] + S - 1 < W;
       }
-      float* d = dst + k * MR;
-      for (long t = 0; t < run; ++t, d += MR)
-        for (int r = 0; r < MR; ++r) d[r] = src[r][t];
+      const long run = std::min(std::min(whole_tap_row ? (S - fs) * C - c : C - c, kc - k),
+                                kConvZeroRun);
+      interleave_rows<MR>(src, run, dst + k * MR);
       k += run;
-      c += run;
-      if (c == C) {
-        c = 0;
+      for (c += run; c >= C;) {
+        c -= C;
         if (++fs == S) fs = 0, ++fr;
       }
     }

@@ -176,6 +176,27 @@ TEST(X86Kernels, ConvPackingOfLongChannelRuns) {
     }
 }
 
+// With no dilation along W, a tap row whose pixels are all inside the image is one run (conv1's
+// 7 taps of 3 channels: 21 floats), interleaved eight k steps at a time through 8x8 transposes;
+// rows at the image's edges fall back to a run per tap. Panels of 6, 12 and 14 rows (one and
+// two transposes), K blocks that end inside a tap row, stride 2 and dilation 2.
+TEST(X86Kernels, ConvPackingOfWholeTapRows) {
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime();
+  for (const Problem& p : {conv(1, 19, 17, 3, 9, 7, 7, 2, 3, 1), conv(2, 9, 23, 5, 6, 3, 5, 1, 2, 1),
+                           conv(1, 13, 15, 3, 5, 3, 7, 1, 3, 2)}) {
+    Case a(p), b(p), c(p);
+    EXPECT_EQ(a.run_and_check(Kernels<Params<6, 16, 64, 12, 32>>::get(Op::kConv2d, 3), 3, &serial),
+              "")
+        << "MR 6, R " << p.r << " S " << p.s;
+    EXPECT_EQ(b.run_and_check(Kernels<Params<12, 8, 37, 24, 16>>::get(Op::kConv2d, 5), 5, &serial),
+              "")
+        << "MR 12, R " << p.r << " S " << p.s;
+    EXPECT_EQ(c.run_and_check(Kernels<Params<14, 8, 100, 28, 16>>::get(Op::kConv2d, 3), 3, &serial),
+              "")
+        << "MR 14, R " << p.r << " S " << p.s;
+  }
+}
+
 // With at least as many batch elements as workers, the tasks are runs of consecutive whole
 // elements, a quarter of a worker's share each, covering every element once.
 TEST(X86Kernels, TaskGridCoversEveryBatchElementOnceInRuns) {
