@@ -16,32 +16,73 @@ namespace dc_x86 {
 // columns [j0, j0+nr), into dst[k*NR + j]. kDirect: the micro-kernel may read A rows in place
 // (PACK_A = 0), at row_ptr(i, k0) with row stride ld.
 
+// The first N lanes of v to p[0..N) (N in 1..8), with whole and half vector stores only.
+template <int N>
+inline void store_first(float* p, __m256 v) {
+  if constexpr (N == 8) {
+    _mm256_storeu_ps(p, v);
+  } else {
+    __m128 part = _mm256_castps256_ps128(v);
+    if constexpr (N >= 4) {
+      _mm_storeu_ps(p, part);
+      part = _mm256_extractf128_ps(v, 1);
+      p += 4;
+    }
+    constexpr int kRest = N >= 4 ? N - 4 : N;
+    if constexpr (kRest >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
+    if constexpr (kRest == 3) _mm_store_ss(p + 2, _mm_movehl_ps(part, part));
+    if constexpr (kRest == 1) _mm_store_ss(p, part);
+  }
+}
+
+// Eight rows of eight k steps (v[r] = row r) transposed: k step j's first N values, one per
+// row, to d + j*stride.
+template <int N>
+inline void transpose8_store(const __m256 (&v)[8], float* d, long stride) {
+  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  store_first<N>(d + 0 * stride, _mm256_permute2f128_ps(s0, s4, 0x20));
+  store_first<N>(d + 1 * stride, _mm256_permute2f128_ps(s1, s5, 0x20));
+  store_first<N>(d + 2 * stride, _mm256_permute2f128_ps(s2, s6, 0x20));
+  store_first<N>(d + 3 * stride, _mm256_permute2f128_ps(s3, s7, 0x20));
+  store_first<N>(d + 4 * stride, _mm256_permute2f128_ps(s0, s4, 0x31));
+  store_first<N>(d + 5 * stride, _mm256_permute2f128_ps(s1, s5, 0x31));
+  store_first<N>(d + 6 * stride, _mm256_permute2f128_ps(s2, s6, 0x31));
+  store_first<N>(d + 7 * stride, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
 // 8x8 transpose of rows src[r*ld .. +8] into dst[c*dst_ld + r] (AVX).
 inline void transpose8x8(const float* src, long ld, float* dst, long dst_ld) {
-  __m256 r0 = _mm256_loadu_ps(src + 0 * ld), r1 = _mm256_loadu_ps(src + 1 * ld);
-  __m256 r2 = _mm256_loadu_ps(src + 2 * ld), r3 = _mm256_loadu_ps(src + 3 * ld);
-  __m256 r4 = _mm256_loadu_ps(src + 4 * ld), r5 = _mm256_loadu_ps(src + 5 * ld);
-  __m256 r6 = _mm256_loadu_ps(src + 6 * ld), r7 = _mm256_loadu_ps(src + 7 * ld);
-  __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-  __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-  __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-  __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-  __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  _mm256_storeu_ps(dst + 0 * dst_ld, _mm256_permute2f128_ps(s0, s4, 0x20));
-  _mm256_storeu_ps(dst + 1 * dst_ld, _mm256_permute2f128_ps(s1, s5, 0x20));
-  _mm256_storeu_ps(dst + 2 * dst_ld, _mm256_permute2f128_ps(s2, s6, 0x20));
-  _mm256_storeu_ps(dst + 3 * dst_ld, _mm256_permute2f128_ps(s3, s7, 0x20));
-  _mm256_storeu_ps(dst + 4 * dst_ld, _mm256_permute2f128_ps(s0, s4, 0x31));
-  _mm256_storeu_ps(dst + 5 * dst_ld, _mm256_permute2f128_ps(s1, s5, 0x31));
-  _mm256_storeu_ps(dst + 6 * dst_ld, _mm256_permute2f128_ps(s2, s6, 0x31));
-  _mm256_storeu_ps(dst + 7 * dst_ld, _mm256_permute2f128_ps(s3, s7, 0x31));
+  __m256 v[8];
+  for (int r = 0; r < 8; ++r) v[r] = _mm256_loadu_ps(src + r * ld);
+  transpose8_store<8>(v, dst, dst_ld);
+}
+
+// The panel's columns R0..DLD-1 (at most 8) from rows R0.. of src, those below `rows` (the rest
+// zero), eight k steps per transpose; returns the k steps done (a multiple of 8).
+template <int DLD, int R0>
+inline long pack_k_last_group(const float* src, long ld, int rows, long kc, float* dst) {
+  static_assert(DLD - R0 >= 1 && DLD - R0 <= 8, "one group of at most 8 columns");
+  long k = 0;
+  for (; k + 8 <= kc; k += 8) {
+    __m256 v[8];
+    for (int r = 0; r < 8; ++r)
+      v[r] = R0 + r < rows ? _mm256_loadu_ps(src + (R0 + r) * ld + k) : _mm256_setzero_ps();
+    transpose8_store<DLD - R0>(v, dst + k * DLD + R0, DLD);
+  }
+  return k;
 }
 
 // Rows of `src` (count rows, each k-contiguous from src + r*ld) into columns of a panel
 // dst[k*DLD + r], k in [0, kc), for r < rows; columns rows..DLD-1 of the panel are zeroed.
+// Whole groups of 8 rows go through 8x8 transposes; so does a last group of fewer columns
+// (a 6-row A panel, the last columns of a B panel), with zeros for the rows past `rows`.
 template <int DLD>
 inline void pack_k_contiguous(const float* src, long ld, int rows, long kc, float* dst) {
   int r = 0;
@@ -52,7 +93,13 @@ inline void pack_k_contiguous(const float* src, long ld, int rows, long kc, floa
       for (int rr = r; rr < r + 8; ++rr) dst[k * DLD + rr] = src[rr * ld + k];
   }
   if (r < DLD) {
-    for (long k = 0; k < kc; ++k) {
+    long k = 0;
+    if constexpr (DLD <= 8) {
+      k = pack_k_last_group<DLD, 0>(src, ld, rows, kc, dst);  // r == 0 here
+    } else if constexpr (DLD <= 16) {
+      if (r == 8) k = pack_k_last_group<DLD, 8>(src, ld, rows, kc, dst);
+    }
+    for (; k < kc; ++k) {
       float* d = dst + k * DLD;
       for (int rr = r; rr < DLD; ++rr) d[rr] = rr < rows ? src[rr * ld + k] : 0.0f;
     }
@@ -119,48 +166,13 @@ struct BMatrixKN {
   }
 };
 
-// The first N lanes of v to p[0..N) (N in 1..8), with whole and half vector stores only.
-template <int N>
-inline void store_first(float* p, __m256 v) {
-  if constexpr (N == 8) {
-    _mm256_storeu_ps(p, v);
-  } else {
-    __m128 part = _mm256_castps256_ps128(v);
-    if constexpr (N >= 4) {
-      _mm_storeu_ps(p, part);
-      part = _mm256_extractf128_ps(v, 1);
-      p += 4;
-    }
-    constexpr int kRest = N >= 4 ? N - 4 : N;
-    if constexpr (kRest >= 2) _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
-    if constexpr (kRest == 3) _mm_store_ss(p + 2, _mm_movehl_ps(part, part));
-    if constexpr (kRest == 1) _mm_store_ss(p, part);
-  }
-}
-
 // Rows G..G+7 of an MR-row panel (those below MR), eight k steps: d[t*MR + G + r] = src[G+r][t]
 // for t < 8, through one 8x8 transpose.
 template <int MR, int G>
 inline void interleave8(const float* const* src, float* d) {
   __m256 v[8];
   for (int r = 0; r < 8; ++r) v[r] = G + r < MR ? _mm256_loadu_ps(src[G + r]) : _mm256_setzero_ps();
-  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  constexpr int kN = MR - G < 8 ? MR - G : 8;
-  store_first<kN>(d + 0 * MR + G, _mm256_permute2f128_ps(s0, s4, 0x20));
-  store_first<kN>(d + 1 * MR + G, _mm256_permute2f128_ps(s1, s5, 0x20));
-  store_first<kN>(d + 2 * MR + G, _mm256_permute2f128_ps(s2, s6, 0x20));
-  store_first<kN>(d + 3 * MR + G, _mm256_permute2f128_ps(s3, s7, 0x20));
-  store_first<kN>(d + 4 * MR + G, _mm256_permute2f128_ps(s0, s4, 0x31));
-  store_first<kN>(d + 5 * MR + G, _mm256_permute2f128_ps(s1, s5, 0x31));
-  store_first<kN>(d + 6 * MR + G, _mm256_permute2f128_ps(s2, s6, 0x31));
-  store_first<kN>(d + 7 * MR + G, _mm256_permute2f128_ps(s3, s7, 0x31));
+  transpose8_store<(MR - G < 8 ? MR - G : 8)>(v, d + G, MR);
 }
 
 // MR source rows interleaved into a panel: d[t*MR + r] = src[r][t] for t < run. Eight k steps
