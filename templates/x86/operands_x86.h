@@ -64,25 +64,12 @@ inline void transpose8x8(const float* src, long ld, float* dst, long dst_ld) {
   transpose8_store<8>(v, dst, dst_ld);
 }
 
-// The panel's columns R0..DLD-1 (at most 8) from rows R0.. of src, those below `rows` (the rest
-// zero), eight k steps per transpose; returns the k steps done (a multiple of 8).
-template <int DLD, int R0>
-inline long pack_k_last_group(const float* src, long ld, int rows, long kc, float* dst) {
-  static_assert(DLD - R0 >= 1 && DLD - R0 <= 8, "one group of at most 8 columns");
-  long k = 0;
-  for (; k + 8 <= kc; k += 8) {
-    __m256 v[8];
-    for (int r = 0; r < 8; ++r)
-      v[r] = R0 + r < rows ? _mm256_loadu_ps(src + (R0 + r) * ld + k) : _mm256_setzero_ps();
-    transpose8_store<DLD - R0>(v, dst + k * DLD + R0, DLD);
-  }
-  return k;
-}
-
 // Rows of `src` (count rows, each k-contiguous from src + r*ld) into columns of a panel
 // dst[k*DLD + r], k in [0, kc), for r < rows; columns rows..DLD-1 of the panel are zeroed.
-// Whole groups of 8 rows go through 8x8 transposes; so does a last group of fewer columns
-// (a 6-row A panel, the last columns of a B panel), with zeros for the rows past `rows`.
+// Whole groups of 8 rows go through 8x8 transposes, the rest one float at a time. (Sending a
+// last group of fewer rows, a 6-row A panel, through a transpose as well measured within
+// noise on BERT's shapes, and made g++ spill a vector register in the 14x8 AVX2 k loop that
+// shares the function: RegisterTile's test.)
 template <int DLD>
 inline void pack_k_contiguous(const float* src, long ld, int rows, long kc, float* dst) {
   int r = 0;
@@ -93,13 +80,7 @@ inline void pack_k_contiguous(const float* src, long ld, int rows, long kc, floa
       for (int rr = r; rr < r + 8; ++rr) dst[k * DLD + rr] = src[rr * ld + k];
   }
   if (r < DLD) {
-    long k = 0;
-    if constexpr (DLD <= 8) {
-      k = pack_k_last_group<DLD, 0>(src, ld, rows, kc, dst);  // r == 0 here
-    } else if constexpr (DLD <= 16) {
-      if (r == 8) k = pack_k_last_group<DLD, 8>(src, ld, rows, kc, dst);
-    }
-    for (; k < kc; ++k) {
+    for (long k = 0; k < kc; ++k) {
       float* d = dst + k * DLD;
       for (int rr = r; rr < DLD; ++rr) d[rr] = rr < rows ? src[rr * ld + k] : 0.0f;
     }
