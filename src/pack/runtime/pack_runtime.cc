@@ -19,11 +19,11 @@
  * state publishes its loaded kernels through atomic pointers.
  *
  * Split-K workspaces: a stream runs its work in order, so each stream keeps one workspace that
- * serves every split-K launch on it, grown in stream order when a launch needs more (see
- * StreamWorkspace). Launches on other streams never touch it. A stream being captured into a
- * graph, and streams past the first kStreamWorkspaces of a context, get a buffer per launch
- * instead: allocated and freed in stream order (cuMemAllocFromPoolAsync / cuMemFreeAsync), so
- * a graph carries its own allocation. All of it comes from the pack's own pool, which keeps
+ * serves every split-K launch on it, grown in stream order when a launch needs more
+ * (pack_runtime_workspaces.h). Launches on other streams never touch it. A stream being
+ * captured into a graph, and streams past the first kStreamWorkspaces of a context, get a
+ * buffer per launch instead: allocated and freed in stream order (cuMemAllocFromPoolAsync /
+ * cuMemFreeAsync), so a graph carries its own allocation. All of it comes from the pack's own pool, which keeps
  * freed memory (no release threshold) and never touches the user's pools. On a device without
  * memory pools every workspace is a plain allocation freed after a stream synchronisation:
  * correct, slower, and only on such devices.
@@ -50,6 +50,7 @@
 
 #include "pack_runtime_checks.h"
 #include "pack_runtime_driver.h"
+#include "pack_runtime_workspaces.h"
 #include "pack_tensor_maps.h"
 
 namespace dietcode_pack {
@@ -61,20 +62,6 @@ struct LoadedKernel {
   CUmodule module = nullptr;
   CUfunction main = nullptr, reduce = nullptr;
 };
-
-// The split-K workspace one stream keeps. Why keep one: on an H200 the pack's split-K launches,
-// which allocated and freed a workspace around every launch, took 4.9% longer than the same
-// kernels in the tuner, which reuses one buffer (docs/results/h200, section 2).
-struct StreamWorkspace {
-  std::mutex mu;  // held from lookup until the launches that use the buffer are queued
-  unsigned long long stream_id = 0;  // cuStreamGetId's: never reused, unlike a stream's handle
-  CUdeviceptr ptr = 0;
-  size_t bytes = 0;
-};
-// Streams per context that keep a workspace. A kept workspace lives until the pack is unloaded,
-// even after its stream is destroyed (the pack cannot see that), so a program that makes a new
-// stream for every call fills the table and then allocates per launch, as before.
-constexpr int kStreamWorkspaces = 16;
 
 struct ContextState {
   CUcontext ctx = nullptr;
@@ -90,9 +77,7 @@ struct ContextState {
     for (const OpDesc* o = kPack.ops; o != &op; ++o) first += o->n_kernels;
     return kernels[first + index];
   }
-  std::mutex workspaces_mu;  // guards n_workspaces and each slot's stream_id
-  int n_workspaces = 0;
-  StreamWorkspace workspaces[kStreamWorkspaces];
+  StreamWorkspaces workspaces;  // split-K, one per stream (pack_runtime_workspaces.h)
 };
 
 struct Registry {
@@ -344,56 +329,6 @@ int tensor_maps(const OpDesc& op, const KernelDesc& k, const DietcodeArgs& a,
   return DIETCODE_OK;
 }
 
-// The workspace `stream` keeps, locked through *lock; null when this launch takes a buffer of
-// its own: without memory pools, while the stream is captured (a graph replayed on several
-// streams at once must not share one buffer), or when the context's table is full.
-StreamWorkspace* stream_workspace(ContextState& s, CUstream stream,
-                                  std::unique_lock<std::mutex>* lock) {
-  const Driver& d = driver();
-  if (!s.pools) return nullptr;
-  CUstreamCaptureStatus capture;
-  unsigned long long id;
-  if (d.StreamIsCapturing(stream, &capture) != CUDA_SUCCESS ||
-      capture != CU_STREAM_CAPTURE_STATUS_NONE || d.StreamGetId(stream, &id) != CUDA_SUCCESS)
-    return nullptr;
-  StreamWorkspace* w = nullptr;
-  {
-    std::lock_guard<std::mutex> guard(s.workspaces_mu);
-    for (int i = 0; i < s.n_workspaces && !w; ++i)
-      if (s.workspaces[i].stream_id == id) w = &s.workspaces[i];
-    if (!w) {
-      if (s.n_workspaces == kStreamWorkspaces) return nullptr;
-      w = &s.workspaces[s.n_workspaces++];
-      w->stream_id = id;
-    }
-  }
-  *lock = std::unique_lock<std::mutex>(w->mu);
-  return w;
-}
-
-// Grows a kept workspace to at least `bytes`, in the stream's order: the old buffer is freed
-// after the work already queued that uses it. Sizes go up by powers of two, so a model whose
-// shapes grow call by call reallocates a few times, not on every call.
-CUresult grow_workspace(const ContextState& s, StreamWorkspace& w, size_t bytes, CUstream stream) {
-  if (w.bytes >= bytes) return CUDA_SUCCESS;
-  const Driver& d = driver();
-  size_t size = 256;
-  while (size < bytes) size *= 2;
-  if (w.ptr) {
-    CUresult r = d.MemFreeAsync(w.ptr, stream);
-    if (r != CUDA_SUCCESS) return r;
-    w.ptr = 0;
-    w.bytes = 0;
-  }
-  CUresult r = d.MemAllocFromPoolAsync(&w.ptr, size, s.pool, stream);
-  if (r != CUDA_SUCCESS) {
-    w.ptr = 0;
-    return r;
-  }
-  w.bytes = size;
-  return CUDA_SUCCESS;
-}
-
 int launch(const OpDesc& op, const LoadedKernel& fn, const KernelDesc& k, DietcodeArgs& a,
            const int64_t grid[3], CUstream stream, ContextState& s) {
   const Driver& d = driver();
@@ -408,8 +343,9 @@ int launch(const OpDesc& op, const LoadedKernel& fn, const KernelDesc& k, Dietco
   std::unique_lock<std::mutex> kept_lock;
   CUresult r;
   if (bytes > 0) {
-    if (StreamWorkspace* kept = stream_workspace(s, stream, &kept_lock)) {
-      r = grow_workspace(s, *kept, size_t(bytes), stream);
+    StreamWorkspace* kept = s.pools ? s.workspaces.kept_for(stream, &kept_lock) : nullptr;
+    if (kept) {
+      r = grow_workspace(*kept, size_t(bytes), s.pool, stream);
       if (r != CUDA_SUCCESS) return cuda_fail(r, "allocating the split-K workspace", op.name);
       a.workspace = reinterpret_cast<void*>(kept->ptr);
     } else {
@@ -466,9 +402,7 @@ __attribute__((destructor)) void unload_pack() {
           if (live) d->ModuleUnload(k->module);
           delete k;
         }
-      // cuMemFree waits for the work that may still use a kept workspace.
-      for (int i = 0; i < s->n_workspaces; ++i)
-        if (live && s->workspaces[i].ptr) d->MemFree(s->workspaces[i].ptr);
+      if (live) s->workspaces.free_all(*d);
       if (live && s->pools) d->MemPoolDestroy(s->pool);
       delete s;
     }
