@@ -5,7 +5,8 @@
 // Guided tour, innermost first:
 //   micro_kernel   MR x NR register tile of C, MR*NR/W vector accumulators, fed per k by NR/W
 //                  vector loads of a packed B row and MR broadcasts of A (packed: one column of
-//                  an MR-row panel; direct: MR row pointers into A). The k loop never checks
+//                  an MR-row panel; direct: MR row pointers into A, or for conv2d a table of
+//                  runs, each with MR pointers into the input). The k loop never checks
 //                  bounds: panels are zero-padded to whole MR / NR. Only the final store is
 //                  guarded (rows by `r < m`, columns by masked partial stores). The first K block
 //                  overwrites C, later ones add to it, and the last one applies the fused
@@ -167,37 +168,21 @@ __attribute__((always_inline)) inline void store_transposed(typename I::V (&acc)
 }
 
 // ---------------------------------------------------------------------------------------------
-// The micro-kernel: C[0:m, 0:n] (+)= A panel . B panel over kc, m <= MR, n <= NR.
-//   a        PACK_A: packed panel, A(r,k) = a[k*MR + r]; else row-major, A(r,k) = a[r*lda + k]
-//            (rows r >= m are clamped to m-1 and their results dropped).
-//   b        packed panel, B(k,j) = b[k*NR + j], aligned to the vector size.
-//   first    overwrite C (else add to it); last: apply the epilogue (bias points at column 0).
-//   CT       C is stored transposed (the W-broadcast form, wbcast_x86.h): tile element (r, j) is
-//            c[j*ldc + r], and bias[r] belongs to tile row r.
-template <class I, class P, bool PACKED_A, Epilogue E, bool CT = false>
-__attribute__((always_inline)) inline void micro_kernel(long kc, const float* __restrict a, long lda,
-                                                        const float* __restrict b, float* c, long ldc,
-                                                        int m, int n, bool first, bool last,
-                                                        const float* bias) {
+// The micro-kernel, in three parts: accumulate (the k loop), store_tile (the guarded store with
+// the fused epilogue), and the two entries that join them: micro_kernel (A packed, or rows of a
+// matrix in place) and micro_kernel_runs (A in place through a table of runs: conv2d's direct
+// form). All always_inline, so each entry compiles to one loop nest with the tile in registers.
+
+// acc += A . B over kc k steps. A(r, k) is a[k*MR + r] (PACKED_A) or arow[r][k]; B(k, j) is
+// b[k*NR + j], aligned to the vector size. ROW_PF: prefetch the A rows in place (the
+// W-broadcast form streams W that way).
+template <class I, class P, bool PACKED_A, bool ROW_PF>
+__attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR][P::NR / I::W],
+                                                      long kc, const float* __restrict a,
+                                                      const float* const* arow,
+                                                      const float* __restrict b) {
   using V = typename I::V;
   constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W, U = P::UNROLL, PF = P::PREFETCH;
-  V acc[MR][NV];
-#pragma GCC unroll 32
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[r][v] = I::zero();
-
-  const float* arow[PACKED_A ? 1 : MR];
-  if constexpr (!PACKED_A) {
-#pragma GCC unroll 32
-    for (int r = 0; r < MR; ++r) arow[r] = a + long(r < m ? r : m - 1) * lda;
-  }
-  if constexpr (PF > 0 && !CT) {
-#pragma GCC unroll 32
-    for (int r = 0; r < MR; ++r)
-      if (r < m) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
-  }
-
   long k = 0;
   for (; k + U <= kc; k += U) {
 #pragma GCC unroll 16
@@ -208,9 +193,8 @@ __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __
         if constexpr (PACKED_A) {
           if ((u * MR * 4) % 64 < MR * 4)  // about one A prefetch per cache line
             _mm_prefetch(reinterpret_cast<const char*>(a + (k + u + PF) * MR), _MM_HINT_T0);
-        } else if constexpr (CT) {
-          // The W-broadcast form streams MR rows of W from memory in place: one prefetch per
-          // row per 16 k (a cache line), PF * 4 floats ahead.
+        } else if constexpr (ROW_PF) {
+          // One prefetch per row per 16 k (a cache line), PF * 4 floats ahead.
           if (u == 0 && ((k & 15) < U))
 #pragma GCC unroll 32
             for (int r = 0; r < MR; ++r)
@@ -240,14 +224,35 @@ __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __
       for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
     }
   }
+}
 
-  if constexpr (CT) {
-    store_transposed<I, P, E>(acc, c, ldc, m, n, first, last, bias);
-    return;
+template <class I, class P>
+__attribute__((always_inline)) inline void zero_tile(typename I::V (&acc)[P::MR][P::NR / I::W]) {
+#pragma GCC unroll 32
+  for (int r = 0; r < P::MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < P::NR / I::W; ++v) acc[r][v] = I::zero();
+}
+
+// Software prefetch of the C tile's rows, which the store reads back (all but the first K block).
+template <class P>
+__attribute__((always_inline)) inline void prefetch_c(const float* c, long ldc, int m) {
+  if constexpr (P::PREFETCH > 0) {
+#pragma GCC unroll 32
+    for (int r = 0; r < P::MR; ++r)
+      if (r < m) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
   }
+}
 
-  // The store, fully unrolled so the accumulators stay in registers (GCC spills them all
-  // otherwise, see DESIGN.md).
+// C[0:m, 0:n] = acc (first) or += acc, then the epilogue (last); bias points at column 0.
+// Fully unrolled so the accumulators stay in registers (GCC spills them all otherwise, see
+// DESIGN.md).
+template <class I, class P, Epilogue E>
+__attribute__((always_inline)) inline void store_tile(typename I::V (&acc)[P::MR][P::NR / I::W],
+                                                      float* c, long ldc, int m, int n, bool first,
+                                                      bool last, const float* bias) {
+  using V = typename I::V;
+  constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W;
   V bias_v[NV];
 #pragma GCC unroll 8
   for (int v = 0; v < NV; ++v) bias_v[v] = I::zero();
@@ -287,6 +292,50 @@ __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __
       }
     }
   }
+}
+
+// C[0:m, 0:n] (+)= A panel . B panel over kc, m <= MR, n <= NR.
+//   a        PACK_A: packed panel, A(r,k) = a[k*MR + r]; else row-major, A(r,k) = a[r*lda + k]
+//            (rows r >= m are clamped to m-1 and their results dropped).
+//   b        packed panel, B(k,j) = b[k*NR + j], aligned to the vector size.
+//   first    overwrite C (else add to it); last: apply the epilogue (bias points at column 0).
+//   CT       C is stored transposed (the W-broadcast form, wbcast_x86.h): tile element (r, j) is
+//            c[j*ldc + r], and bias[r] belongs to tile row r.
+template <class I, class P, bool PACKED_A, Epilogue E, bool CT = false>
+__attribute__((always_inline)) inline void micro_kernel(long kc, const float* __restrict a, long lda,
+                                                        const float* __restrict b, float* c, long ldc,
+                                                        int m, int n, bool first, bool last,
+                                                        const float* bias) {
+  using V = typename I::V;
+  constexpr int MR = P::MR;
+  V acc[MR][P::NR / I::W];
+  zero_tile<I, P>(acc);
+  const float* arow[PACKED_A ? 1 : MR];
+  if constexpr (!PACKED_A) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) arow[r] = a + long(r < m ? r : m - 1) * lda;
+  }
+  if constexpr (!CT) prefetch_c<P>(c, ldc, m);
+  accumulate<I, P, PACKED_A, CT>(acc, kc, a, arow, b);
+  if constexpr (CT)
+    store_transposed<I, P, E>(acc, c, ldc, m, n, first, last, bias);
+  else
+    store_tile<I, P, E>(acc, c, ldc, m, n, first, last, bias);
+}
+
+// The same over a table of runs of A read in place (conv2d's direct form, AConvNHWC::runs): run
+// by run, the tile accumulates row r's src[r][0..len) against the next len rows of the B panel.
+template <class I, class P, Epilogue E, class Run>
+__attribute__((always_inline)) inline void micro_kernel_runs(const Run* runs,
+                                                             const float* __restrict b, float* c,
+                                                             long ldc, int m, int n, bool first,
+                                                             bool last, const float* bias) {
+  typename I::V acc[P::MR][P::NR / I::W];
+  zero_tile<I, P>(acc);
+  prefetch_c<P>(c, ldc, m);
+  for (; runs->len > 0; b += runs->len * P::NR, ++runs)
+    accumulate<I, P, false, false>(acc, runs->len, nullptr, runs->src, b);
+  store_tile<I, P, E>(acc, c, ldc, m, n, first, last, bias);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -333,17 +382,27 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
                 long m1, long n0, long n1) {
   static_assert(CheckParams<I, P>::ok, "");
   constexpr int MR = P::MR, NR = P::NR, KC = P::KC, MC = P::MC, NC = P::NC;
-  constexpr bool kPackA = P::PACK_A || !AOp::kDirect;
+  // A in place through runs (conv2d's direct form), in place by rows, or packed.
+  constexpr bool kRunsA = !P::PACK_A && AOp::kRuns;
+  constexpr bool kPackA = !kRunsA && (P::PACK_A || !AOp::kDirect);
+  using Run = ConvRun<MR>;
   if (m1 <= m0 || n1 <= n0) return 0;
   const long kc_max = std::max<long>(1, std::min<long>(KC, K));
   const long nc_max = std::min<long>(NC, round_up(n1 - n0, NR));
   const long mc_max = std::min<long>(MC, round_up(m1 - m0, MR));
   const size_t b_floats = size_t(round_up(kc_max * nc_max, 16));
-  const size_t a_floats = kPackA ? size_t(round_up(kc_max * mc_max, 16)) : 0;
+  // The runs' table: one per MR panel of an MC block, each with room for its terminator.
+  long run_stride = 0;
+  if constexpr (kRunsA) run_stride = A.max_runs(kc_max) + 1;
+  const size_t a_floats =
+      kPackA  ? size_t(round_up(kc_max * mc_max, 16))
+      : kRunsA ? size_t(round_up(long(sizeof(Run)) / 4 * run_stride * (mc_max / MR), 16))
+               : 0;
   float* buf = thread_scratch().get((b_floats + a_floats) * sizeof(float));
   if (!buf) return 1;
   float* bpack = buf;
   float* apack = buf + b_floats;
+  Run* runs = reinterpret_cast<Run*>(apack);
 
   for (long jc = n0; jc < n1; jc += NC) {
     const long nc = std::min<long>(NC, n1 - jc);
@@ -362,20 +421,30 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
         if constexpr (kPackA)
           for (long ir = 0; ir < mc; ir += MR)
             A.template pack<MR>(ic + ir, int(std::min<long>(MR, mc - ir)), pc, kc, apack + ir * kc);
+        if constexpr (kRunsA)
+          for (long ir = 0; ir < mc; ir += MR)
+            A.template runs<MR>(ic + ir, int(std::min<long>(MR, mc - ir)), pc, kc,
+                                runs + ir / MR * run_stride);
         auto tile = [&](long ir, long jr) {
           const int m = int(std::min<long>(MR, mc - ir)), n = int(std::min<long>(NR, nc - jr));
-          const float* a;
-          long lda = 0;
-          if constexpr (kPackA) {
-            a = apack + ir * kc;
-          } else {
-            a = A.row_ptr(ic + ir, pc);
-            lda = A.ld;
-          }
           float* c = CT ? C + (jc + jr) * ldc + ic + ir : C + (ic + ir) * ldc + jc + jr;
           const float* tile_bias = bias ? bias + (CT ? ic + ir : jc + jr) : nullptr;
-          micro_kernel<I, P, kPackA, E, CT>(kc, a, lda, bpack + jr * kc, c, ldc, m, n, first, last,
-                                            tile_bias);
+          if constexpr (kRunsA) {
+            static_assert(!CT, "the runs' form stores C row-major");
+            micro_kernel_runs<I, P, E>(runs + ir / MR * run_stride, bpack + jr * kc, c, ldc, m, n,
+                                       first, last, tile_bias);
+          } else {
+            const float* a;
+            long lda = 0;
+            if constexpr (kPackA) {
+              a = apack + ir * kc;
+            } else {
+              a = A.row_ptr(ic + ir, pc);
+              lda = A.ld;
+            }
+            micro_kernel<I, P, kPackA, E, CT>(kc, a, lda, bpack + jr * kc, c, ldc, m, n, first,
+                                              last, tile_bias);
+          }
         };
         if (fused) {
           for (long jr = 0; jr < nc; jr += NR) {

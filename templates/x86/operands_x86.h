@@ -14,7 +14,8 @@ namespace dc_x86 {
 // Operands. An A accessor packs an MR-row panel: rows [i0, i0+mr) (mr <= MR; rows mr..MR-1 are
 // zero), reduction [k0, k0+kc), into dst[k*MR + r]. A B accessor packs an NR-column panel:
 // columns [j0, j0+nr), into dst[k*NR + j]. kDirect: the micro-kernel may read A rows in place
-// (PACK_A = 0), at row_ptr(i, k0) with row stride ld.
+// (PACK_A = 0), at row_ptr(i, k0) with row stride ld. kRuns: with PACK_A = 0 it reads A in
+// place through a table of runs instead (runs(): conv2d's input).
 
 // The first N lanes of v to p[0..N) (N in 1..8), with whole and half vector stores only.
 template <int N>
@@ -108,6 +109,7 @@ struct AMatrixMK {
   const float* p;
   long ld;
   static constexpr bool kDirect = true;
+  static constexpr bool kRuns = false;
   const float* row_ptr(long i, long k0) const { return p + i * ld + k0; }
   template <int MR>
   void pack(long i0, int mr, long k0, long kc, float* dst) const {
@@ -120,6 +122,7 @@ struct AMatrixKM {
   const float* p;
   long ld;
   static constexpr bool kDirect = false;
+  static constexpr bool kRuns = false;
   const float* row_ptr(long, long) const { return nullptr; }
   template <int MR>
   void pack(long i0, int mr, long k0, long kc, float* dst) const {
@@ -175,25 +178,40 @@ inline void interleave_rows(const float* const* src, long run, float* d) {
 }
 
 // conv2d implicit GEMM A: row i = output pixel (n, p, q) = ((n*P + p)*Q + q), reduction index
-// kk = (r*S + s)*C + c (the KRSC weight order). Packs straight from the NHWC input; taps in the
+// kk = (r*S + s)*C + c (the KRSC weight order). Read straight from the NHWC input; taps in the
 // padding are zeros.
 //
 // The MR rows of a panel share the reduction's sequence of (r, s, c) runs; only their pixels
-// differ. So the runs are walked once, and each is copied for all MR rows at once
-// (interleave_rows), from one source pointer per row: a row of zeros for a tap in the padding,
-// or past the last row. A run is one tap's channels, or, with no dilation along W, the rest of
-// a tap row when every row has all of it inside the image: an NHWC image keeps a tap row's S
-// pixels side by side, so conv1's 7 taps of 3 channels are one run of 21, not seven of 3.
+// differ. So the runs are walked once (for_each_run), each with one source pointer per row: a
+// row of zeros for a tap in the padding, or past the last row. A run is one tap's channels, or,
+// with no dilation along W, the rest of a tap row when every row has all of it inside the
+// image: an NHWC image keeps a tap row's S pixels side by side, so conv1's 7 taps of 3 channels
+// are one run of 21, not seven of 3. Two uses of the same walk:
+//   pack   copies each run for all MR rows at once into the panel (interleave_rows);
+//   runs   lists the runs for the direct form (PACK_A = 0), whose micro-kernel broadcasts from
+//          the input in place: nothing is copied, which matters where few filters (N) share
+//          each packed element (a 3x3 layer's A is its input nine times over).
 inline constexpr long kConvZeroRun = 256;
 alignas(64) inline constexpr float kConvZeros[kConvZeroRun] = {};
+
+// One run of the reduction for an MR-row panel: row r's values are src[r][0..len). A table of
+// runs ends with len == 0.
+template <int MR>
+struct ConvRun {
+  const float* src[MR];
+  long len;
+};
 
 struct AConvNHWC {
   const float* p;  // the NHWC input
   int H, W, C, R, S, P, Q, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w;
   static constexpr bool kDirect = false;
+  static constexpr bool kRuns = true;
   const float* row_ptr(long, long) const { return nullptr; }
-  template <int MR>
-  void pack(long i0, int mr, long k0, long kc, float* dst) const {
+
+  // Calls f(src, len) for the runs of rows [i0, i0+mr) over reduction [k0, k0+kc), in order.
+  template <int MR, class F>
+  void for_each_run(long i0, int mr, long k0, long kc, F&& f) const {
     const float* img[MR];  // each row's image; null past the last row
     long h0[MR], w0[MR];   // each row's top-left tap
     for (int r = 0; r < MR; ++r) {
@@ -224,13 +242,38 @@ struct AConvNHWC {
       }
       const long run = std::min(std::min(whole_tap_row ? (S - fs) * C - c : C - c, kc - k),
                                 kConvZeroRun);
-      interleave_rows<MR>(src, run, dst + k * MR);
+      f(static_cast<const float* const*>(src), run);
       k += run;
       for (c += run; c >= C;) {
         c -= C;
         if (++fs == S) fs = 0, ++fr;
       }
     }
+  }
+
+  template <int MR>
+  void pack(long i0, int mr, long k0, long kc, float* dst) const {
+    long k = 0;
+    for_each_run<MR>(i0, mr, k0, kc, [&](const float* const* src, long len) {
+      interleave_rows<MR>(src, len, dst + k * MR);
+      k += len;
+    });
+  }
+
+  // The most runs (without the terminator) a panel's K block of kc can take: every tap it
+  // touches (at most kc / C + 2) splits into runs of at most kConvZeroRun channels.
+  long max_runs(long kc) const { return (kc / C + 2) * ((C + kConvZeroRun - 1) / kConvZeroRun); }
+
+  // The runs of rows [i0, i0+mr) over [k0, k0+kc) into out[], then a terminator (len 0);
+  // out has room for max_runs(kc) + 1 entries.
+  template <int MR>
+  void runs(long i0, int mr, long k0, long kc, ConvRun<MR>* out) const {
+    for_each_run<MR>(i0, mr, k0, kc, [&](const float* const* src, long len) {
+      for (int r = 0; r < MR; ++r) out->src[r] = src[r];
+      out->len = len;
+      ++out;
+    });
+    out->len = 0;
   }
 };
 

@@ -36,7 +36,8 @@
 //        OpKind::kConv2d           NHWC input X[n,h,w,c] (a), KRSC weights (b), Y[n,p,q,k] (c);
 //                                  geometry from the conv_* / stride / pad / dilation fields
 //                                  (args->m/n/k are not read). GEMM: M = N*P*Q, N = K filters,
-//                                  K = R*S*C. A is packed straight from the input.
+//                                  K = R*S*C. A is packed straight from the input, or read
+//                                  in place (PACK_A = 0).
 //   EPI  Epilogue::kNone, kBias, kRelu, kBiasRelu, kGelu, kBiasGelu (= EPILOGUE 0..5 of the CUDA
 //        templates). Bias: args->bias, N floats (per filter for conv2d), required iff EPI has
 //        one. GELU is the tanh form, computed as x / (1 + exp(-2u)) with a vector exp (~1e-7
@@ -53,8 +54,9 @@
 //          LOOP_ORDER  0: jr outer, ir inner (B micro-panel in L1); 1: ir outer, jr inner
 //          THREADS_M   row bands of the thread grid: 0 automatic (cost model), else the largest
 //                      divisor of rt->threads <= THREADS_M (the rest split N)
-//          PACK_A      1 pack A panels; 0 read A rows in place (dense and batch_matmul NN/NT
-//                      only; TN and conv2d pack regardless)
+//          PACK_A      1 pack A panels; 0 read A in place: rows for dense and batch_matmul
+//                      NN/NT, runs of the NHWC input for conv2d (the direct form: no im2col
+//                      copy at all); TN packs regardless
 //          PREFETCH    0 none, else software prefetch of the packed panels this many k steps
 //                      ahead (and of the C tile), 1..64
 //          UNROLL      k-loop unroll, 1..16 (K remainders handled; no divisibility needed)

@@ -197,6 +197,32 @@ TEST(X86Kernels, ConvPackingOfWholeTapRows) {
   }
 }
 
+// conv2d's direct form (PACK_A = 0) reads the input in place through a table of runs: the
+// geometries of the two packing tests above (channel runs past 256, whole tap rows, padding,
+// stride, dilation), K blocks that start and end inside a run, both loop orders, a prefetch
+// distance, MC blocks of several panels, on both runtimes.
+TEST(X86Kernels, ConvDirectFormReadsTheInputInPlace) {
+  dc_x86::SimpleThreadPool pool(2);
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  for (const Problem& p : {conv(1, 5, 6, 300, 9, 3, 3, 1, 1, 1), conv(2, 4, 4, 520, 7, 1, 2, 1, 1, 1),
+                           conv(1, 19, 17, 3, 9, 7, 7, 2, 3, 1), conv(2, 9, 23, 5, 6, 3, 5, 1, 2, 1),
+                           conv(1, 13, 15, 3, 5, 3, 7, 1, 3, 2), conv(3, 8, 7, 16, 40, 3, 3, 1, 1, 1)})
+    for (const DietcodeCpuRuntime* rt : {&serial, &pooled}) {
+      Case a(p), b(p), c(p);
+      EXPECT_EQ(a.run_and_check(Kernels<Params<6, 16, 512, 12, 32, 0, 0, 0>>::get(Op::kConv2d, 3), 3, rt),
+                "")
+          << "MR 6, C " << p.c << ", threads " << rt->threads;
+      EXPECT_EQ(b.run_and_check(Kernels<Params<12, 8, 37, 24, 16, 1, 0, 0, 4, 3>>::get(Op::kConv2d, 5), 5,
+                                rt),
+                "")
+          << "MR 12, C " << p.c << ", threads " << rt->threads;
+      EXPECT_EQ(c.run_and_check(Kernels<Params<5, 8, 100, 15, 24, 0, 2, 0, 0, 1>>::get(Op::kConv2d, 3), 3,
+                                rt),
+                "")
+          << "MR 5, C " << p.c << ", threads " << rt->threads;
+    }
+}
+
 // With at least as many batch elements as workers, the tasks are runs of consecutive whole
 // elements, a quarter of a worker's share each, covering every element once.
 TEST(X86Kernels, TaskGridCoversEveryBatchElementOnceInRuns) {
