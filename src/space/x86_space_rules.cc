@@ -48,9 +48,4 @@ bool x86_b_rows_are_k_contiguous(const OpSpec& op) {
          (op.kind == OpKind::kDense || (op.kind == OpKind::kBatchMatmul && !op.transpose_a));
 }
 
-bool x86_wbcast_supports(const OpSpec& op) {
-  return x86_b_rows_are_k_contiguous(op) ||
-         (op.kind == OpKind::kConv2d && op.dtype == DType::kFloat32);
-}
-
 }  // namespace dietcode

@@ -32,8 +32,5 @@ int x86_kernel_workers(const MicroKernel& mk, int threads);
 // The ops whose A is [M][K] and B is [N][K] in fp32 — dense with W [N,K] and batch_matmul
 // with transpose_b alone — which the forms that read B's K-contiguous rows in place compute.
 bool x86_b_rows_are_k_contiguous(const OpSpec& op);
-// The ops of the W-broadcast form (wbcast_x86.h): those, and conv2d in fp32, whose KRSC
-// filters are [N][K] and whose input is packed as the im2col matrix's rows.
-bool x86_wbcast_supports(const OpSpec& op);
 
 }  // namespace dietcode

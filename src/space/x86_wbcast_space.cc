@@ -1,8 +1,7 @@
 // The CPU's W-broadcast templates (templates/x86/wbcast_x86.h, run_wbcast): C^T = W X^T on the
 // BLIS core with the operands' roles swapped, so W's K-contiguous rows are broadcast in place
-// and only X is packed. They compute the ops whose A is [M][K] and B is [N][K] — dense,
-// batch_matmul NT, and conv2d (X: its input, packed as im2col rows) — and aim at small and
-// middling M, where the BLIS form's repacking of W is a
+// and only X is packed. They compute the ops whose A is [M][K] and B is [N][K] — dense and
+// batch_matmul NT — and aim at small and middling M, where the BLIS form's repacking of W is a
 // large share of the time and the dot form's horizontal sums cost more than a transposed store.
 //
 // The tunables are dc_x86::Params read in C^T's frame: MR rows of W (columns of C), NR rows of X
@@ -37,9 +36,8 @@ TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int reg
   s.chains = {{"BM", {"NC"}}, {"BN", {"MC"}}};  // C's frame: X's rows are C's rows
   s.constraints = x86_blis_core_constraints(vector_floats, registers, "X vectors");
   s.constraints.push_back(x86_one_worker_has_no_thread_grid());
-  // W must be K-contiguous ([N][K]) to be broadcast in place along K: dense's W [N,K],
-  // batch_matmul's B with transpose_b, conv2d's KRSC filters.
-  s.supports = x86_wbcast_supports;
+  // W must be K-contiguous ([N][K]) to be broadcast in place along K.
+  s.supports = x86_b_rows_are_k_contiguous;
   return s;
 }
 

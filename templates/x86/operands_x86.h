@@ -7,7 +7,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <utility>
 
 namespace dc_x86 {
 
@@ -160,25 +159,18 @@ inline void interleave8(const float* const* src, float* d) {
   transpose8_store<(MR - G < 8 ? MR - G : 8)>(v, d + G, MR);
 }
 
-// Every group of eight rows of an MR-row panel, eight k steps (interleave8 for G = 0, 8, ...).
-template <int MR, int... GROUP>
-inline void interleave8_groups(const float* const* src, float* d,
-                               std::integer_sequence<int, GROUP...>) {
-  (interleave8<MR, GROUP * 8>(src, d), ...);
-}
-
 // MR source rows interleaved into a panel: d[t*MR + r] = src[r][t] for t < run. Eight k steps
-// at a time go through 8x8 transposes, one per group of eight rows (an A panel of 12 rows takes
-// two, conv2d's W-broadcast form packs B panels of up to 64 pixels: eight); the rest one float
-// at a time.
+// at a time go through 8x8 transposes (a panel of more than 8 rows takes two); the rest one
+// float at a time.
 template <int MR>
 inline void interleave_rows(const float* const* src, long run, float* d) {
   long t = 0;
-  if constexpr (MR >= 4) {
+  if constexpr (MR >= 4 && MR <= 16) {
     for (; t + 8 <= run; t += 8) {
       const float* at[MR];
       for (int r = 0; r < MR; ++r) at[r] = src[r] + t;
-      interleave8_groups<MR>(at, d + t * MR, std::make_integer_sequence<int, (MR + 7) / 8>{});
+      interleave8<MR, 0>(at, d + t * MR);
+      if constexpr (MR > 8) interleave8<MR, 8>(at, d + t * MR);
     }
   }
   for (; t < run; ++t)

@@ -121,34 +121,6 @@ struct GemmJob {
   }
 };
 
-// conv2d as an implicit GEMM: M = N*P*Q output pixels, N = K filters, K = R*S*C.
-struct ConvProblem {
-  AConvNHWC x;     // the input, read as the im2col matrix [M][K]
-  const float* w;  // the KRSC filters, [N][K]
-  long M, N, K;
-};
-
-// Reads a conv2d's geometry from args: 0 with *p filled (M = 0: nothing to compute, whatever
-// else args say), 2 on a static-dimension mismatch, 3 on a malformed problem.
-template <long STATIC_N, long STATIC_K>
-int conv_problem(const DietcodeArgs* args, ConvProblem* p) {
-  p->M = long(args->conv_n) * args->conv_p * args->conv_q;
-  p->N = STATIC_N ? STATIC_N : args->conv_k;
-  p->K = STATIC_K ? STATIC_K : long(args->conv_r) * args->conv_s * args->conv_c;
-  if (STATIC_N && args->conv_k != STATIC_N) return 2;
-  if (STATIC_K && long(args->conv_r) * args->conv_s * args->conv_c != STATIC_K) return 2;
-  if (p->M < 0 || p->N < 0 || p->K < 0 || args->conv_c <= 0 || args->conv_s <= 0) {
-    if (p->M != 0) return 3;
-    p->N = p->K = 0;
-  }
-  p->x = AConvNHWC{static_cast<const float*>(args->a),
-                   args->conv_h, args->conv_w, args->conv_c, args->conv_r, args->conv_s,
-                   args->conv_p, args->conv_q, args->stride_h, args->stride_w, args->pad_h,
-                   args->pad_w, args->dilation_h, args->dilation_w};
-  p->w = static_cast<const float*>(args->b);
-  return 0;
-}
-
 // CT: the GEMM computed is C^T (M x N, stored transposed: row stride M), see gemm_region.
 template <class I, class P, Epilogue E, bool CT = false, class AOp, class BOp>
 int launch(const DietcodeCpuRuntime* rt, const AOp& a, const BOp& b, const float* bias, float* c,
@@ -180,10 +152,18 @@ int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
   float* c = static_cast<float*>(args->c);
 
   if constexpr (OP == OpKind::kConv2d) {
-    detail::ConvProblem p;
-    if (const int rc = detail::conv_problem<STATIC_N, STATIC_K>(args, &p)) return rc;
-    const BMatrixNK w{p.w, p.K};
-    return detail::launch<I, P, EPI>(rt, p.x, w, bias, c, 1, p.M, p.N, p.K, 0, 0, 0);
+    const long M = long(args->conv_n) * args->conv_p * args->conv_q;
+    const long N = STATIC_N ? STATIC_N : args->conv_k;
+    const long K = STATIC_K ? STATIC_K : long(args->conv_r) * args->conv_s * args->conv_c;
+    if (STATIC_N && args->conv_k != STATIC_N) return 2;
+    if (STATIC_K && long(args->conv_r) * args->conv_s * args->conv_c != STATIC_K) return 2;
+    if (M < 0 || N < 0 || K < 0 || args->conv_c <= 0 || args->conv_s <= 0) return M == 0 ? 0 : 3;
+    AConvNHWC a{static_cast<const float*>(args->a),
+                args->conv_h, args->conv_w, args->conv_c, args->conv_r, args->conv_s,
+                args->conv_p, args->conv_q, args->stride_h, args->stride_w, args->pad_h,
+                args->pad_w, args->dilation_h, args->dilation_w};
+    BMatrixNK b{static_cast<const float*>(args->b), K};
+    return detail::launch<I, P, EPI>(rt, a, b, bias, c, 1, M, N, K, 0, 0, 0);
   } else {
     const long M = args->m;
     const long N = STATIC_N ? STATIC_N : args->n;

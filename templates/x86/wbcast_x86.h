@@ -1,6 +1,6 @@
 // wbcast_x86.h: the W-broadcast form of the x86 fp32 GEMM, for B stored [N][K] (dense's W,
-// batch_matmul with transpose_b, conv2d's filters) with A stored [M][K] (or conv2d's input, read
-// as the im2col matrix). It computes C^T = B . A^T on the BLIS core of gemm_x86.h with the operands' roles swapped: B's rows are the broadcast operand, read
+// batch_matmul with transpose_b) with A stored [M][K]. It computes C^T = B . A^T on the BLIS
+// core of gemm_x86.h with the operands' roles swapped: B's rows are the broadcast operand, read
 // in place (PACK_A = 0 of the core), and A is packed into NR-row panels, so the vectors run
 // along M and the C tile is stored transposed (gemm_region's CT).
 //
@@ -23,34 +23,20 @@
 
 namespace dc_x86 {
 
-// The W-broadcast form for ops whose A is [M][K] and B is [N][K]: dense, batch_matmul NT, and
-// conv2d, whose KRSC filters are [N][K] and whose input is read as the im2col matrix [M][K]
-// (AConvNHWC packs NR of its rows, pixels, as the core's B panel). Same contract and return
-// codes as run() in ops_x86.h; other op kinds return 3.
+// The W-broadcast form for ops whose A is [M][K] and B is [N][K]: dense, batch_matmul NT.
+// Same contract and return codes as run() in ops_x86.h; other op kinds return 3.
 template <OpKind OP, Epilogue EPI, class P = Params<>, long STATIC_N = 0, long STATIC_K = 0>
 int run_wbcast(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
   using I = typename IsaTraits<P::ISA>::type;
   static_assert(CheckParams<I, P>::ok, "");
   static_assert(P::PACK_A == 0, "the W-broadcast form reads W in place (PACK_A = 0)");
-  if constexpr (OP == OpKind::kConv2d) {
-    // C^T = W . X^T with X the im2col matrix: the filters are the core's A, read in place; the
-    // input's pixels, packed by AConvNHWC, its B.
-    const float* bias = has_bias(EPI) ? static_cast<const float*>(args->bias) : nullptr;
-    if (has_bias(EPI) && !bias) return 3;
-    detail::ConvProblem p;
-    if (const int rc = detail::conv_problem<STATIC_N, STATIC_K>(args, &p)) return rc;
-    const AMatrixMK w{p.w, p.K};
-    return detail::launch<I, P, EPI, /*CT=*/true>(rt, w, p.x, bias, static_cast<float*>(args->c),
-                                                  1, p.N, p.M, p.K, 0, 0, 0);
-  } else {
-    detail::RowsOfKProblem p;
-    if (const int rc = detail::rows_of_k_problem<OP, EPI, STATIC_N, STATIC_K>(args, &p)) return rc;
-    // C^T = W . X^T: W ([N][K], rows in place) is the core's A, X ([M][K]) its packed B.
-    const AMatrixMK w{p.b, p.K};
-    const BMatrixNK x{p.a, p.K};
-    return detail::launch<I, P, EPI, /*CT=*/true>(rt, w, x, p.bias, p.c, p.batch, p.N, p.M, p.K,
-                                                  p.stride_b, p.stride_a, p.stride_c);
-  }
+  detail::RowsOfKProblem p;
+  if (const int rc = detail::rows_of_k_problem<OP, EPI, STATIC_N, STATIC_K>(args, &p)) return rc;
+  // C^T = W . X^T: W ([N][K], rows in place) is the core's A, X ([M][K]) its packed B.
+  const AMatrixMK w{p.b, p.K};
+  const BMatrixNK x{p.a, p.K};
+  return detail::launch<I, P, EPI, /*CT=*/true>(rt, w, x, p.bias, p.c, p.batch, p.N, p.M, p.K,
+                                                p.stride_b, p.stride_a, p.stride_c);
 }
 
 }  // namespace dc_x86

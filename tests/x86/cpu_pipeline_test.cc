@@ -72,13 +72,13 @@ class CpuPipeline : public ::testing::Test {
     options.measure.flush_l2 = false;
     CpuMeasurer measurer(std::make_unique<WorkerProcess>(cpu_worker_command_for_tests()), options);
     for (const OpSpec& op : workload_.ops) {
-      // The BLIS form computes every op; the dot form those whose B is K-contiguous (dense
-      // with W [N,K] and batch_matmul NT), the W-broadcast form those and conv2d.
+      // The BLIS form computes every op; the dot and W-broadcast forms those whose B is
+      // K-contiguous: dense with W [N,K] and batch_matmul NT.
       const std::vector<const TemplateSpace*> spaces = template_spaces_for(op, Target::kCpu);
       const bool listed = std::find(spaces.begin(), spaces.end(), &space) != spaces.end();
       ASSERT_EQ(listed, space.supports(op)) << op.name;
-      const bool rows_of_k = op.kind != OpKind::kConv2d && op.b_k_contiguous();
-      ASSERT_EQ(spaces.size(), rows_of_k ? 6u : op.kind == OpKind::kConv2d ? 4u : 2u) << op.name;
+      ASSERT_EQ(spaces.size(), op.kind != OpKind::kConv2d && op.b_k_contiguous() ? 6u : 2u)
+          << op.name;
       if (!listed) continue;
       std::vector<MeasureInput> inputs;
       for (const MicroKernel& mk : candidates(space, op)) {

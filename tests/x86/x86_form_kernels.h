@@ -44,39 +44,13 @@ void check_dot(int threads) {
   check_dot_form(rows_of_k_kernels<DotForm, P>, P::MR, P::NR, P::KC, &serial, &pooled);
 }
 
-// conv2d in the W-broadcast form: the filters broadcast in place, the input's pixels packed
-// into NR-row panels of the im2col matrix. The kernel tests' conv shapes, and channel runs past
-// 256 floats, whole tap rows and a non-square filter with padding, on both runtimes.
-template <class P>
-void check_wbcast_conv(const DietcodeCpuRuntime* serial, const DietcodeCpuRuntime* pooled) {
-  using dc_x86::OpKind;
-  std::vector<Problem> shapes = conv_shapes();
-  for (const Problem& p : {conv(1, 5, 6, 300, 9, 3, 3, 1, 1, 1), conv(1, 19, 17, 3, 9, 7, 7, 2, 3, 1),
-                           conv(2, 9, 23, 5, 6, 3, 5, 1, 2, 1)})
-    shapes.push_back(p);
-  int failures = 0;
-  for (const Problem& p : shapes)
-    for (int epi : {3, 5})
-      for (const DietcodeCpuRuntime* rt : {serial, pooled}) {
-        Case c(p);
-        const std::string err = c.run_and_check(epi == 3 ? WbcastForm::run<OpKind::kConv2d, 3, P>
-                                                         : WbcastForm::run<OpKind::kConv2d, 5, P>,
-                                                epi, rt);
-        EXPECT_EQ(err, "") << "W-broadcast conv2d, C " << p.c << " R " << p.r << " S " << p.s
-                           << ", threads " << rt->threads;
-        if (!err.empty() && ++failures > 5) return;
-      }
-}
-
-// The W-broadcast form (W broadcast in place, X packed, C stored transposed) with Params P:
-// dense, batch_matmul NT and conv2d.
+// The W-broadcast form (W broadcast in place, X packed, C stored transposed) with Params P.
 template <class P>
 void check_wbcast(int threads) {
   dc_x86::SimpleThreadPool pool{threads};
   const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
   check_wbcast_form(rows_of_k_kernels<WbcastForm, P>, P::MR, P::NR, P::KC, P::MC, P::NC, &serial,
                     &pooled);
-  check_wbcast_conv<P>(&serial, &pooled);
 }
 
 }  // namespace dc_x86_test

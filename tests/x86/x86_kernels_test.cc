@@ -96,6 +96,7 @@ TEST(X86Kernels, WbcastFormRefusesOpsWhoseBIsNotRowsOfK) {
   using P = Params<6, 16, 256, 72, 3072, 0, 0, 0, 0, 4>;
   EXPECT_EQ((dc_x86::run_wbcast<OpKind::kBatchMatmulNN, Epilogue::kNone, P>(&a, &rt)), 3);
   EXPECT_EQ((dc_x86::run_wbcast<OpKind::kDenseKN, Epilogue::kNone, P>(&a, &rt)), 3);
+  EXPECT_EQ((dc_x86::run_wbcast<OpKind::kConv2d, Epilogue::kNone, P>(&a, &rt)), 3);
 }
 
 // Other op kinds are not the dot form's: they are refused, never computed wrongly.
