@@ -4,7 +4,7 @@
  *   `dietcode build WORKLOAD.json` writes libNAME.so and NAME.h. The .so holds, for every
  *   operator of the workload, the chosen micro-kernels (a CUBIN per target arch plus PTX for
  *   newer GPUs) and a decision tree that maps shape-variable values to one of them. It exports
- *   the eight functions below and one typed wrapper per operator (declared in NAME.h), nothing
+ *   the ten functions below and one typed wrapper per operator (declared in NAME.h), nothing
  *   else. Any C or C++ program, or Python through ctypes, can link or dlopen it.
  *
  * NO DRIVER AT LINK TIME
@@ -39,7 +39,8 @@
  *   version N works unchanged with a pack of any later version. Check with `>=`, never `==`:
  *     if (dietcode_abi_version() < 2) ... the pack lacks dietcode_select_arch ...
  *   Version 2 added dietcode_select_arch; version 3 added CPU packs (see CPU PACKS) and
- *   dietcode_set_num_threads / dietcode_num_threads.
+ *   dietcode_set_num_threads / dietcode_num_threads; version 4 added constant weights
+ *   (dietcode_declare_constant / dietcode_forget_constant, see CONSTANT WEIGHTS).
  *
  * ARCHITECTURES
  *   dietcode_launch picks the CUBIN for the current GPU's arch, falls back to PTX for a newer
@@ -76,6 +77,24 @@
  *   - DIETCODE_ERR_CUDA from a CPU pack means a kernel could not run (out of host memory);
  *     DIETCODE_ERR_NO_DEVICE is never returned.
  *
+ * CONSTANT WEIGHTS (ABI 4)
+ *   Inference calls an op many times with the same weights (dense's W, conv2d's filters). A
+ *   caller that promises not to change them declares them: dietcode_declare_constant(op, arg,
+ *   W), arg being the op's weights argument (1). A CPU pack then packs W into the panels its
+ *   kernel reads once, on the first launch with W (per layout: an op whose kernels differ in
+ *   panel width or K block over its shape values keeps one copy per layout in use, each the
+ *   size of W rounded up to whole panels), and from then on launches with W skip that
+ *   packing, as oneDNN's users do by reordering weights ahead of time. Launches with any other
+ *   pointer run as before. A GPU pack checks and records declarations, and runs as before.
+ *   - W's contents must not change from the declaration until dietcode_forget_constant(op,
+ *     arg, W) returns: a launch may read the copy instead of W. Forgetting frees the copies
+ *     (a launch running at that moment finishes on its own), so forget W before freeing it
+ *     or writing to it; memory freed and reused at the same address while still declared
+ *     would be read as the old weights. Declaring W again also drops its copies (for weights
+ *     that changed), and keeps it declared.
+ *   - Any number of pointers may be declared per op (one per layer of a model). Declaring,
+ *     forgetting and launching may happen from any threads at once.
+ *
  * This header is valid C99 and C++. */
 #ifndef DIETCODE_PACK_ABI_H_
 #define DIETCODE_PACK_ABI_H_
@@ -92,7 +111,7 @@
 #endif
 #endif
 
-#define DIETCODE_ABI_VERSION 3
+#define DIETCODE_ABI_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -148,6 +167,17 @@ DIETCODE_API int dietcode_set_num_threads(int n);
 /* The number of threads a CPU pack's launches run on (what dietcode_set_num_threads set, or the
  * number of usable cores); 0 for a GPU pack, which has no pool. Since ABI 3. */
 DIETCODE_API int dietcode_num_threads(void);
+
+/* Declares that `data`, passed as argument `arg` of `op`, holds weights that stay unchanged
+ * until dietcode_forget_constant(op, arg, data) (see CONSTANT WEIGHTS). `arg` must be the op's
+ * weights argument (1 for dense and conv2d; batch_matmul ops have none) and `data` non-NULL:
+ * DIETCODE_ERR_INVALID_ARGUMENT otherwise, DIETCODE_ERR_UNKNOWN_OP for an unknown op. Nothing
+ * is read until a launch. Since ABI 4. */
+DIETCODE_API int dietcode_declare_constant(const char* op, int arg, const void* data);
+
+/* Ends a declaration and frees what the pack kept for it. DIETCODE_ERR_INVALID_ARGUMENT when
+ * `data` was not declared for (op, arg). Since ABI 4. */
+DIETCODE_API int dietcode_forget_constant(const char* op, int arg, const void* data);
 
 #ifdef __cplusplus
 } /* extern "C" */

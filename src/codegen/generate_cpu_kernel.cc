@@ -58,6 +58,37 @@ std::pair<int64_t, int64_t> static_dims(const OpSpec& op) {
   return {constant_dimension(op, "K"), r && s && c ? r * s * c : 0};
 }
 
+// The BLIS form's entries for constant weights (ConstantWeightsEntries), named after the
+// instantiation of `run` they go with.
+ConstantWeightsEntries constant_weights_entries(const OpSpec& op, const MicroKernel& mk,
+                                                const std::string& run_instantiation) {
+  const auto [static_n, static_k] = static_dims(op);
+  // run<OP, EPI, Params<...>, N, K> -> Params<...> alone (prepack has no epilogue).
+  const size_t params_begin = run_instantiation.find("dc_x86::Params<");
+  const size_t params_end = run_instantiation.rfind(">, ");
+  const std::string params = run_instantiation.substr(params_begin, params_end - params_begin + 1);
+  const std::string base = "dietcode_cpu_" + stable_hash_hex(run_instantiation);
+  ConstantWeightsEntries e;
+  e.prepack = base + "_prepack";
+  e.run_prepacked = base + "_prepacked";
+  e.panel_nr = int(mk.get("NR"));
+  e.panel_kc = int(mk.get("KC"));
+  e.source = fmt::format(
+      "\n// ---- constant weights: B packed once, then read in place\n"
+      "extern \"C\" __attribute__((visibility(\"default\"))) long long {}(\n"
+      "    const DietcodeArgs* args, float* dst) {{\n"
+      "  return dc_x86::prepack<dc_x86::OpKind::{}, {}, {}, {}>(args, dst);\n"
+      "}}\n"
+      "extern \"C\" __attribute__((visibility(\"default\"))) int {}(\n"
+      "    const DietcodeArgs* args, const DietcodeCpuRuntime* rt, const float* b_panels) {{\n"
+      "  return {}(args, rt, b_panels);\n"
+      "}}\n",
+      e.prepack, op_kind(op), params, static_n, static_k, e.run_prepacked,
+      std::string("dc_x86::run_prepacked") +
+          run_instantiation.substr(run_instantiation.find('<')));
+  return e;
+}
+
 }  // namespace
 
 GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
@@ -86,6 +117,8 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
 
   GeneratedKernel out;
   out.name = mk.tmpl;
+  if (form == X86Form::kBlis && op.kind != OpKind::kBatchMatmul)
+    out.constant_weights = constant_weights_entries(op, mk, instantiation);
   // One entry name per (template instantiation), so candidates can share a shared object.
   out.plan.entry = "dietcode_cpu_" + stable_hash_hex(instantiation);
   // The register tile in C's frame: where partial tiles begin. The W-broadcast form's tile is

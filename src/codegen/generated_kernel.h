@@ -38,6 +38,16 @@ struct LaunchPlan {
   void reduce_grid(const GemmShape& shape, unsigned dims[3]) const;
 };
 
+// What a pack adds to a CPU kernel that packs B (the BLIS form of dense and conv2d) so that it
+// can read weights its caller declares constant from panels packed once
+// (templates/x86/ops_x86.h: prepack, run_prepacked). The tuner never compiles these.
+struct ConstantWeightsEntries {
+  std::string source;         // two extern "C" functions, to append to the kernel's source
+  std::string prepack;        // long long (const DietcodeArgs*, float* dst)
+  std::string run_prepacked;  // int (const DietcodeArgs*, const DietcodeCpuRuntime*, const float*)
+  int panel_nr = 0, panel_kc = 0;  // the panels' layout: kernels with equal ones share them
+};
+
 struct GeneratedKernel {
   std::string name;                  // "dense_f32"
   std::string source;                // full translation unit, includes resolved
@@ -50,6 +60,8 @@ struct GeneratedKernel {
   // Non-empty when the kernel is built for this one arch whatever the device: an x86 template's
   // ISA level ("x86-64-v3" for AVX2, "x86-64-v4" for AVX-512), which a newer CPU runs as is.
   std::string fixed_arch;
+  // CPU kernels that pack B of dense or conv2d: the constant-weights entries; empty otherwise.
+  ConstantWeightsEntries constant_weights;
 };
 
 // The arch_suffix every kernel of a template gets: "a" for templates that use

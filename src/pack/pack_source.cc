@@ -256,6 +256,7 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
     op_descs.push_back(
         "    {" + c_string_literal(op.name) + ", args_" + id + ", " + std::to_string(args.size()) +
         ", " + std::to_string(bias < int(args.size()) ? bias : -1) + ", " +
+        std::to_string(op.kind == OpKind::kBatchMatmul ? -1 : 1) + ", " +
         std::to_string(dtype_bytes(op.dtype)) + ", vars_" + id + ", " +
         std::to_string(op.vars.size()) + ", selects_" + id + ", " + std::to_string(n_select_rows) +
         ", shape_" + id + ", kernels_" + id + ", " + std::to_string(p.kernels.size()) + "},\n");
@@ -311,7 +312,8 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
   out.header = header_text(request, library_name, header_name);
   for (const char* abi : {"dietcode_abi_version", "dietcode_manifest", "dietcode_last_error",
                           "dietcode_select", "dietcode_select_arch", "dietcode_launch",
-                          "dietcode_set_num_threads", "dietcode_num_threads"})
+                          "dietcode_set_num_threads", "dietcode_num_threads",
+                          "dietcode_declare_constant", "dietcode_forget_constant"})
     out.exported.push_back(abi);
   std::sort(out.exported.begin(), out.exported.end());
   out.version_script = "{\n  global:\n";

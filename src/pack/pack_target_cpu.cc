@@ -73,6 +73,7 @@ class CpuPackTarget : public PackTarget {
     std::string rows;
     for (const PackKernel& kernel : p.kernels) {
       const std::string& entry = kernel.generated.plan.entry;
+      const ConstantWeightsEntries& cw = kernel.generated.constant_weights;
       const std::string level = x86_isa_level(kernel.mk.tmpl);
       // Ops that chose the same instantiation share its entry (named by a hash of it).
       bool known = std::any_of(out.kernel_units.begin(), out.kernel_units.end(),
@@ -87,11 +88,23 @@ class CpuPackTarget : public PackTarget {
         unit.flags.insert(unit.flags.end(), kernel.generated.options.begin(),
                           kernel.generated.options.end());
         unit.entries = {entry};
-        out.kernel_units.push_back(std::move(unit));
         file_scope += "int " + entry + "(const DietcodeArgs*, const DietcodeCpuRuntime*);\n";
+        if (!cw.prepack.empty()) {
+          unit.source += cw.source;
+          unit.entries.push_back(cw.prepack);
+          unit.entries.push_back(cw.run_prepacked);
+          file_scope += "long long " + cw.prepack + "(const DietcodeArgs*, float*);\n" + "int " +
+                        cw.run_prepacked +
+                        "(const DietcodeArgs*, const DietcodeCpuRuntime*, const float*);\n";
+        }
+        out.kernel_units.push_back(std::move(unit));
       }
+      const bool has_cw = !cw.prepack.empty();
       rows += "    {" + entry + ", " + std::to_string(arch_number(level, nullptr)) + ", " +
-              std::to_string(std::max(kernel.generated.plan.min_alignment_bytes, 1)) + "},\n";
+              std::to_string(std::max(kernel.generated.plan.min_alignment_bytes, 1)) + ", " +
+              (has_cw ? cw.prepack : "nullptr") + ", " +
+              (has_cw ? cw.run_prepacked : "nullptr") + ", " + std::to_string(cw.panel_nr) +
+              ", " + std::to_string(cw.panel_kc) + "},\n";
     }
     return "const KernelDesc kernels_" + id + "[] = {\n" + rows + "};\n";
   }

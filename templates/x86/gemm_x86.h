@@ -385,12 +385,14 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
   // A in place through runs (conv2d's direct form), in place by rows, or packed.
   constexpr bool kRunsA = !P::PACK_A && AOp::kRuns;
   constexpr bool kPackA = !kRunsA && (P::PACK_A || !AOp::kDirect);
+  // B packed ahead of time (constant weights): its panels are read where they lie.
+  constexpr bool kPackB = !kIsPrepacked<BOp>;
   using Run = ConvRun<MR>;
   if (m1 <= m0 || n1 <= n0) return 0;
   const long kc_max = std::max<long>(1, std::min<long>(KC, K));
   const long nc_max = std::min<long>(NC, round_up(n1 - n0, NR));
   const long mc_max = std::min<long>(MC, round_up(m1 - m0, MR));
-  const size_t b_floats = size_t(round_up(kc_max * nc_max, 16));
+  const size_t b_floats = kPackB ? size_t(round_up(kc_max * nc_max, 16)) : 0;
   // The runs' table: one per MR panel of an MC block, each with room for its terminator.
   long run_stride = 0;
   if constexpr (kRunsA) run_stride = A.max_runs(kc_max) + 1;
@@ -398,8 +400,10 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
       kPackA  ? size_t(round_up(kc_max * mc_max, 16))
       : kRunsA ? size_t(round_up(long(sizeof(Run)) / 4 * run_stride * (mc_max / MR), 16))
                : 0;
-  float* buf = thread_scratch().get((b_floats + a_floats) * sizeof(float));
-  if (!buf) return 1;
+  // No scratch at all when neither operand is packed (A in place, B packed ahead of time).
+  float* buf = b_floats + a_floats ? thread_scratch().get((b_floats + a_floats) * sizeof(float))
+                                   : nullptr;
+  if (!buf && b_floats + a_floats) return 1;
   float* bpack = buf;
   float* apack = buf + b_floats;
   Run* runs = reinterpret_cast<Run*>(apack);
@@ -412,10 +416,15 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
       const bool first = pc == 0, last = pc + kc >= K;
       // One MC block of rows (small M) and loop order 0: pack each B micro-panel right before
       // its only use, so it is read back from L1 instead of from a B block long evicted to L3.
-      const bool fused = P::LOOP_ORDER == 0 && m1 - m0 <= MC;
-      if (!fused)
+      const bool fused = kPackB && P::LOOP_ORDER == 0 && m1 - m0 <= MC;
+      // The block's panels, kc * NR floats each, one after another.
+      const float* bblock = bpack;
+      if constexpr (!kPackB) {
+        bblock = B.block(jc, pc, kc);
+      } else if (!fused) {
         for (long jr = 0; jr < nc; jr += NR)
           B.template pack<NR>(jc + jr, int(std::min<long>(NR, nc - jr)), pc, kc, bpack + jr * kc);
+      }
       for (long ic = m0; ic < m1; ic += MC) {
         const long mc = std::min<long>(MC, m1 - ic);
         if constexpr (kPackA)
@@ -431,8 +440,8 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
           const float* tile_bias = bias ? bias + (CT ? ic + ir : jc + jr) : nullptr;
           if constexpr (kRunsA) {
             static_assert(!CT, "the runs' form stores C row-major");
-            micro_kernel_runs<I, P, E>(runs + ir / MR * run_stride, bpack + jr * kc, c, ldc, m, n,
-                                       first, last, tile_bias);
+            micro_kernel_runs<I, P, E>(runs + ir / MR * run_stride, bblock + jr * kc, c, ldc, m,
+                                       n, first, last, tile_bias);
           } else {
             const float* a;
             long lda = 0;
@@ -442,13 +451,15 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
               a = A.row_ptr(ic + ir, pc);
               lda = A.ld;
             }
-            micro_kernel<I, P, kPackA, E, CT>(kc, a, lda, bpack + jr * kc, c, ldc, m, n, first,
+            micro_kernel<I, P, kPackA, E, CT>(kc, a, lda, bblock + jr * kc, c, ldc, m, n, first,
                                               last, tile_bias);
           }
         };
         if (fused) {
           for (long jr = 0; jr < nc; jr += NR) {
-            B.template pack<NR>(jc + jr, int(std::min<long>(NR, nc - jr)), pc, kc, bpack + jr * kc);
+            if constexpr (kPackB)  // fused implies kPackB; this keeps BPrepacked's path compiling
+              B.template pack<NR>(jc + jr, int(std::min<long>(NR, nc - jr)), pc, kc,
+                                  bpack + jr * kc);
             for (long ir = 0; ir < mc; ir += MR) tile(ir, jr);
           }
         } else if constexpr (P::LOOP_ORDER == 0) {
@@ -463,6 +474,24 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
     } while (pc < K);
   }
   return 0;
+}
+
+// B packed ahead of time for the tile of P (BPrepacked, operands_x86.h): the floats it takes
+// for an N x K B, and the packing itself, into dst (64-byte aligned). Each KC block's panels
+// are what gemm_region would pack for that block, so a kernel reading them computes the same.
+template <class P>
+constexpr long prepacked_b_floats(long N, long K) {
+  return round_up(N, P::NR) * K;
+}
+template <class P, class BOp>
+void prepack_b(const BOp& B, long N, long K, float* dst) {
+  const long npad = round_up(N, P::NR);
+  for (long pc = 0; pc < K; pc += P::KC) {
+    const long kc = std::min<long>(P::KC, K - pc);
+    for (long j0 = 0; j0 < N; j0 += P::NR)
+      B.template pack<P::NR>(j0, int(std::min<long>(P::NR, N - j0)), pc, kc,
+                             dst + pc * npad + j0 * kc);
+  }
 }
 
 // How `threads` workers tile an M x N output: tm row bands x tn column bands, tm * tn == threads.

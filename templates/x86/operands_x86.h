@@ -150,6 +150,21 @@ struct BMatrixKN {
   }
 };
 
+// B packed ahead of time (constant weights, prepack_b in gemm_x86.h): every NR-column panel of
+// every KC block, zero-padded to whole panels, in the order gemm_region reads them. Block pc
+// (a multiple of KC) starts at pc * npad, npad = N rounded up to NR, and holds its panels one
+// after another, kc * NR floats each: the panel of columns [j0, j0+NR) is at
+// p + pc * npad + j0 * kc. gemm_region reads it where it would have packed (no copy at all).
+struct BPrepacked {
+  const float* p;
+  long npad;
+  const float* block(long j0, long k0, long kc) const { return p + k0 * npad + j0 * kc; }
+};
+template <class BOp>
+constexpr bool kIsPrepacked = false;
+template <>
+constexpr bool kIsPrepacked<BPrepacked> = true;
+
 // Rows G..G+7 of an MR-row panel (those below MR), eight k steps: d[t*MR + G + r] = src[G+r][t]
 // for t < 8, through one 8x8 transpose.
 template <int MR, int G>

@@ -70,6 +70,13 @@
 // 3 on a malformed problem (negative sizes, missing bias). M = 0 or N = 0 writes nothing;
 // K = 0 writes epilogue(bias).
 //
+// Constant weights (dense, dense KN and conv2d, whose B is one matrix per call):
+//   prepack<OP, P, STATIC_N, STATIC_K>(args, dst) packs B once into every NR-column panel of
+//   every KC block (gemm_x86.h's prepack_b) and returns the floats that takes (dst null: only
+//   the count); run_prepacked<OP, EPI, P, ...>(args, rt, panels) is run reading B from those
+//   panels, with no packing of B at all. A pack does this for weights its caller declares
+//   constant (dietcode_declare_constant); the tuner times run.
+//
 // Threads: the output is tiled into tm x tn private regions (Params::THREADS_M) and handed to
 // rt->parallel_for as tm*tn tasks (batch_matmul with batch >= threads: runs of consecutive
 // batch elements, gemm_x86.h's task_grid). Each worker packs into its own thread_local
@@ -141,51 +148,113 @@ int launch(const DietcodeCpuRuntime* rt, const AOp& a, const BOp& b, const float
 
 }  // namespace detail
 
-template <OpKind OP, Epilogue EPI, class P = Params<>, long STATIC_N = 0, long STATIC_K = 0>
-int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
-  using I = typename IsaTraits<P::ISA>::type;
-  static_assert(CheckParams<I, P>::ok, "");
+namespace detail {
+
+// The GEMM an op's arguments describe: its A and B accessors and sizes, read and checked once
+// for run, run_prepacked and prepack. with_gemm calls f(a, b, problem) and returns what f
+// returns (>= 0), or -2 on a static-dimension mismatch, -3 on a malformed problem (see run).
+struct GemmProblem {
+  const float* bias;  // null unless the epilogue has one
+  float* c;
+  long batch, M, N, K;
+  long stride_a, stride_b, stride_c;  // batch element offsets (elements); 0 for dense, conv2d
+};
+
+template <OpKind OP, Epilogue EPI, long STATIC_N, long STATIC_K, class F>
+long with_gemm(const DietcodeArgs* args, F&& f) {
   static_assert(STATIC_N >= 0 && STATIC_K >= 0, "static dimensions are >= 0 (0: dynamic)");
-  const float* bias = static_cast<const float*>(args->bias);
-  if (has_bias(EPI) && !bias) return 3;
-  if (!has_bias(EPI)) bias = nullptr;
-  float* c = static_cast<float*>(args->c);
+  GemmProblem g{};
+  g.bias = static_cast<const float*>(args->bias);
+  if (has_bias(EPI) && !g.bias) return -3;
+  if (!has_bias(EPI)) g.bias = nullptr;
+  g.c = static_cast<float*>(args->c);
 
   if constexpr (OP == OpKind::kConv2d) {
-    const long M = long(args->conv_n) * args->conv_p * args->conv_q;
-    const long N = STATIC_N ? STATIC_N : args->conv_k;
-    const long K = STATIC_K ? STATIC_K : long(args->conv_r) * args->conv_s * args->conv_c;
-    if (STATIC_N && args->conv_k != STATIC_N) return 2;
-    if (STATIC_K && long(args->conv_r) * args->conv_s * args->conv_c != STATIC_K) return 2;
-    if (M < 0 || N < 0 || K < 0 || args->conv_c <= 0 || args->conv_s <= 0) return M == 0 ? 0 : 3;
+    g.batch = 1;
+    g.M = long(args->conv_n) * args->conv_p * args->conv_q;
+    g.N = STATIC_N ? STATIC_N : args->conv_k;
+    g.K = STATIC_K ? STATIC_K : long(args->conv_r) * args->conv_s * args->conv_c;
+    if (STATIC_N && args->conv_k != STATIC_N) return -2;
+    if (STATIC_K && long(args->conv_r) * args->conv_s * args->conv_c != STATIC_K) return -2;
+    if (g.M < 0 || g.N < 0 || g.K < 0 || args->conv_c <= 0 || args->conv_s <= 0)
+      return g.M == 0 ? 0 : -3;
     AConvNHWC a{static_cast<const float*>(args->a),
                 args->conv_h, args->conv_w, args->conv_c, args->conv_r, args->conv_s,
                 args->conv_p, args->conv_q, args->stride_h, args->stride_w, args->pad_h,
                 args->pad_w, args->dilation_h, args->dilation_w};
-    BMatrixNK b{static_cast<const float*>(args->b), K};
-    return detail::launch<I, P, EPI>(rt, a, b, bias, c, 1, M, N, K, 0, 0, 0);
+    BMatrixNK b{static_cast<const float*>(args->b), g.K};
+    return f(a, b, g);
   } else {
-    const long M = args->m;
-    const long N = STATIC_N ? STATIC_N : args->n;
-    const long K = STATIC_K ? STATIC_K : args->k;
-    if ((STATIC_N && args->n != STATIC_N) || (STATIC_K && args->k != STATIC_K)) return 2;
-    if (M < 0 || N < 0 || K < 0) return 3;
+    g.M = args->m;
+    g.N = STATIC_N ? STATIC_N : args->n;
+    g.K = STATIC_K ? STATIC_K : args->k;
+    if ((STATIC_N && args->n != STATIC_N) || (STATIC_K && args->k != STATIC_K)) return -2;
+    if (g.M < 0 || g.N < 0 || g.K < 0) return -3;
     const float* A = static_cast<const float*>(args->a);
     const float* B = static_cast<const float*>(args->b);
     constexpr bool ta = OP == OpKind::kBatchMatmulTN || OP == OpKind::kBatchMatmulTT;
     constexpr bool tb = OP == OpKind::kDense || OP == OpKind::kBatchMatmulNT || OP == OpKind::kBatchMatmulTT;
     constexpr bool dense = OP == OpKind::kDense || OP == OpKind::kDenseKN;
-    const long batch = dense ? 1 : args->batch;
-    if (batch < 0) return 3;
-    const long sa = dense ? 0 : args->stride_a;
-    const long sb = dense ? 0 : args->stride_b;
-    const long sc = dense ? 0 : args->stride_c;
+    g.batch = dense ? 1 : args->batch;
+    if (g.batch < 0) return -3;
+    g.stride_a = dense ? 0 : args->stride_a;
+    g.stride_b = dense ? 0 : args->stride_b;
+    g.stride_c = dense ? 0 : args->stride_c;
     using AOp = std::conditional_t<ta, AMatrixKM, AMatrixMK>;
     using BOp = std::conditional_t<tb, BMatrixNK, BMatrixKN>;
-    const AOp a{A, ta ? M : K};
-    const BOp b{B, tb ? K : N};
-    return detail::launch<I, P, EPI>(rt, a, b, bias, c, batch, M, N, K, sa, sb, sc);
+    const AOp a{A, ta ? g.M : g.K};
+    const BOp b{B, tb ? g.K : g.N};
+    return f(a, b, g);
   }
+}
+
+// The ops whose B is one matrix for the whole call (dense's W, conv2d's filters), which a
+// pack may hold packed ahead of time when the caller declares it constant.
+constexpr bool has_constant_b(OpKind op) {
+  return op == OpKind::kDense || op == OpKind::kDenseKN || op == OpKind::kConv2d;
+}
+
+}  // namespace detail
+
+template <OpKind OP, Epilogue EPI, class P = Params<>, long STATIC_N = 0, long STATIC_K = 0>
+int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
+  using I = typename IsaTraits<P::ISA>::type;
+  static_assert(CheckParams<I, P>::ok, "");
+  const long code = detail::with_gemm<OP, EPI, STATIC_N, STATIC_K>(
+      args, [&](const auto& a, const auto& b, const detail::GemmProblem& g) -> long {
+        return detail::launch<I, P, EPI>(rt, a, b, g.bias, g.c, g.batch, g.M, g.N, g.K,
+                                         g.stride_a, g.stride_b, g.stride_c);
+      });
+  return int(code < 0 ? -code : code);
+}
+
+// Constant weights (dense, conv2d): prepack writes B's panels for this kernel's tile into dst
+// (prepack_b, gemm_x86.h; 64-byte aligned, prepacked_b_floats floats) and returns how many
+// floats they take; with dst null it only returns the count (0: nothing to pack, M = 0 for
+// conv2d). -2 or -3 for the problems run refuses with 2 or 3. run_prepacked is run with B read from those panels instead of args->b;
+// any kernel with the same NR and KC reads the same panels (KC past K packs as K).
+template <OpKind OP, class P = Params<>, long STATIC_N = 0, long STATIC_K = 0>
+long long prepack(const DietcodeArgs* args, float* dst) {
+  static_assert(detail::has_constant_b(OP), "prepack: dense and conv2d only");
+  return detail::with_gemm<OP, Epilogue::kNone, STATIC_N, STATIC_K>(
+      args, [&](const auto&, const auto& b, const detail::GemmProblem& g) -> long {
+        if (dst) prepack_b<P>(b, g.N, g.K, dst);
+        return prepacked_b_floats<P>(g.N, g.K);
+      });
+}
+
+template <OpKind OP, Epilogue EPI, class P = Params<>, long STATIC_N = 0, long STATIC_K = 0>
+int run_prepacked(const DietcodeArgs* args, const DietcodeCpuRuntime* rt, const float* b_panels) {
+  using I = typename IsaTraits<P::ISA>::type;
+  static_assert(CheckParams<I, P>::ok, "");
+  static_assert(detail::has_constant_b(OP), "run_prepacked: dense and conv2d only");
+  const long code = detail::with_gemm<OP, EPI, STATIC_N, STATIC_K>(
+      args, [&](const auto& a, const auto&, const detail::GemmProblem& g) -> long {
+        const BPrepacked b{b_panels, round_up(g.N, P::NR)};
+        return detail::launch<I, P, EPI>(rt, a, b, g.bias, g.c, g.batch, g.M, g.N, g.K,
+                                         g.stride_a, g.stride_b, g.stride_c);
+      });
+  return int(code < 0 ? -code : code);
 }
 
 namespace detail {

@@ -89,6 +89,8 @@ struct Pack {
   int (*launch)(const char*, void* const*, int, const int64_t*, int, void*) = nullptr;
   int (*set_num_threads)(int) = nullptr;
   int (*num_threads)() = nullptr;
+  int (*declare_constant)(const char*, int, const void*) = nullptr;
+  int (*forget_constant)(const char*, int, const void*) = nullptr;
 
   explicit Pack(const fs::path& library) {
     static std::atomic<int> copies{0};
@@ -110,6 +112,8 @@ struct Pack {
     get(launch, "dietcode_launch");
     get(set_num_threads, "dietcode_set_num_threads");
     get(num_threads, "dietcode_num_threads");
+    get(declare_constant, "dietcode_declare_constant");
+    get(forget_constant, "dietcode_forget_constant");
   }
   // Never dlclose'd: a pack's thread-local kernel scratch keeps it loaded anyway, and the
   // process ends soon.
@@ -290,7 +294,7 @@ fs::path* CpuPackTest::dir_ = nullptr;
 TEST_F(CpuPackTest, TheManifestSaysCpuAndItsLevelsWithADispatcherPerLevelGroup) {
   nlohmann::json v3 = manifest("v3"), both = manifest("both"), v4 = manifest("v4");
   EXPECT_EQ(v3["target"], "cpu");
-  EXPECT_EQ(v3["abi_version"], 3);
+  EXPECT_EQ(v3["abi_version"], 4);
   EXPECT_EQ(v3["archs"], nlohmann::json({"x86-64-v3"}));
   EXPECT_EQ(both["archs"], nlohmann::json({"x86-64-v3", "x86-64-v4"}));
   EXPECT_EQ(v4["archs"], nlohmann::json({"x86-64-v4"}));
@@ -415,6 +419,116 @@ TEST_F(CpuPackTest, SeveralThreadsLaunchAtOnce) {
   for (const std::string& e : errors) EXPECT_EQ(e, "");
 }
 
+// Launches op with p's arguments at p.t; "" when the result is right.
+std::string relaunch_and_check(const Pack& pack, const std::string& op, Problem& p) {
+  std::fill(p.c.begin(), p.c.end(), NAN);
+  int status = pack.launch(op.c_str(), p.args.data(), int(p.args.size()), &p.t, 1, nullptr);
+  if (status != DIETCODE_OK) return "status " + std::to_string(status) + ": " + pack.last_error();
+  return mismatch(p);
+}
+
+// Gives p the operands and reference of q (same op and T) in p's own buffers, so p's argument
+// pointers stay the same and its weights change in place.
+void overwrite(Problem& p, const Problem& q) {
+  std::copy(q.a.begin(), q.a.end(), p.a.begin());
+  std::copy(q.b.begin(), q.b.end(), p.b.begin());
+  std::copy(q.bias.begin(), q.bias.end(), p.bias.begin());
+  p.want = q.want, p.scale = q.scale;
+}
+
+// Declared weights are packed once per kernel layout and read from that copy: right results at
+// T values that pick every kernel (three layouts with AVX-512), again from the copy; the copy,
+// not W, is what a launch reads while W is declared (changed weights give the old result until
+// declared again); forgetting returns to W itself.
+TEST_F(CpuPackTest, DeclaredConstantWeightsArePackedOnceAndReadFromTheCopy) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
+  Pack pack(library(cpu_has_avx512() ? "both" : "v3"));
+  for (const char* op : {"proj", "conv"})
+    for (int64_t t : {1, 37, 129}) {
+      SCOPED_TRACE(std::string(op) + " T=" + std::to_string(t));
+      Problem p = make_problem(op, t, 7);
+      ASSERT_EQ(pack.declare_constant(op, 1, p.b.data()), DIETCODE_OK) << pack.last_error();
+      EXPECT_EQ(relaunch_and_check(pack, op, p), "");  // packs the copy
+      EXPECT_EQ(relaunch_and_check(pack, op, p), "");  // reads it
+      overwrite(p, make_problem(op, t, 8));
+      EXPECT_NE(relaunch_and_check(pack, op, p), "") << "the launch did not read the copy";
+      ASSERT_EQ(pack.declare_constant(op, 1, p.b.data()), DIETCODE_OK);  // W changed: again
+      EXPECT_EQ(relaunch_and_check(pack, op, p), "");
+      ASSERT_EQ(pack.forget_constant(op, 1, p.b.data()), DIETCODE_OK) << pack.last_error();
+      overwrite(p, make_problem(op, t, 9));
+      EXPECT_EQ(relaunch_and_check(pack, op, p), "");  // W itself again
+    }
+}
+
+TEST_F(CpuPackTest, ConstantDeclarationsAreChecked) {
+  Pack pack(library("v3"));
+  float w[4];
+  auto refused = [&](int status, int code, const char* says) {
+    EXPECT_EQ(status, code);
+    EXPECT_THAT(std::string(pack.last_error()), HasSubstr(says));
+  };
+  refused(pack.declare_constant(nullptr, 1, w), DIETCODE_ERR_INVALID_ARGUMENT, "op is NULL");
+  refused(pack.declare_constant("nope", 1, w), DIETCODE_ERR_UNKNOWN_OP, "unknown op 'nope'");
+  refused(pack.declare_constant("scores", 1, w), DIETCODE_ERR_INVALID_ARGUMENT,
+          "op scores has no weights to declare constant");
+  refused(pack.declare_constant("proj", 0, w), DIETCODE_ERR_INVALID_ARGUMENT,
+          "argument 0 is not its weights; only argument 1 (W)");
+  refused(pack.declare_constant("conv", 3, w), DIETCODE_ERR_INVALID_ARGUMENT,
+          "argument 3 is not its weights");
+  refused(pack.declare_constant("proj", 1, nullptr), DIETCODE_ERR_INVALID_ARGUMENT,
+          "data (W) is NULL");
+  refused(pack.forget_constant("proj", 1, w), DIETCODE_ERR_INVALID_ARGUMENT,
+          "was not declared constant");
+  EXPECT_EQ(pack.declare_constant("proj", 1, w), DIETCODE_OK);
+  EXPECT_EQ(pack.declare_constant("proj", 1, w), DIETCODE_OK);  // again: fine
+  refused(pack.forget_constant("conv", 1, w), DIETCODE_ERR_INVALID_ARGUMENT,
+          "op conv: 0x");  // declared for proj, not for conv
+  EXPECT_EQ(pack.forget_constant("proj", 1, w), DIETCODE_OK);
+  refused(pack.forget_constant("proj", 1, w), DIETCODE_ERR_INVALID_ARGUMENT, "not declared");
+}
+
+// Launches of declared weights from several threads while another declares them again and
+// forgets them over and over: every launch is right, whichever copy (or W) it reads.
+TEST_F(CpuPackTest, ConstantWeightsUnderConcurrentLaunchesAndRedeclarations) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
+  Pack pack(library(cpu_has_avx512() ? "both" : "v3"));
+  ASSERT_EQ(pack.set_num_threads(2), DIETCODE_OK);
+  // Problems shared by every thread (each thread has its own output): two ops, two T each.
+  const std::vector<std::pair<const char*, int64_t>> cases = {
+      {"proj", 1}, {"proj", 129}, {"conv", 1}, {"conv", 37}};
+  std::vector<Problem> shared;
+  for (const auto& [op, t] : cases) {
+    shared.push_back(make_problem(op, t, 11));
+    ASSERT_EQ(pack.declare_constant(op, 1, shared.back().b.data()), DIETCODE_OK);
+  }
+  std::atomic<bool> done{false};
+  std::thread churn([&] {
+    for (int i = 0; !done; ++i) {
+      const size_t c = size_t(i) % cases.size();
+      if (i / cases.size() % 2)
+        pack.forget_constant(cases[c].first, 1, shared[c].b.data());
+      else
+        pack.declare_constant(cases[c].first, 1, shared[c].b.data());
+    }
+  });
+  std::vector<std::string> errors(3);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] {
+      for (int round = 0; round < 16 && errors[i].empty(); ++round) {
+        const size_t c = size_t(i + round) % cases.size();
+        Problem p = shared[c];  // copies: its own output, the shared inputs
+        p.args = shared[c].args;
+        p.args.back() = p.c.data();
+        errors[i] = relaunch_and_check(pack, cases[c].first, p);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  done = true;
+  churn.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+}
+
 TEST_F(CpuPackTest, TheThreadCountIsSettable) {
   if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
   Pack pack(library("v3"));
@@ -437,7 +551,8 @@ TEST_F(CpuPackTest, ExportsTheAbiAndNeverTouchesTheDriver) {
   ASSERT_EQ(nm.exit_code, 0);
   EXPECT_EQ(nm.out,
             "cpupack_conv\ncpupack_proj\ncpupack_scores\n"
-            "dietcode_abi_version\ndietcode_last_error\ndietcode_launch\ndietcode_manifest\n"
+            "dietcode_abi_version\ndietcode_declare_constant\ndietcode_forget_constant\n"
+            "dietcode_last_error\ndietcode_launch\ndietcode_manifest\n"
             "dietcode_num_threads\ndietcode_select\ndietcode_select_arch\n"
             "dietcode_set_num_threads\n");
   Shell readelf = run("readelf -d '" + lib.string() + "'");
@@ -484,7 +599,7 @@ TEST_F(CpuPackTest, ProgramsForOlderAbiVersionsKeepWorking) {
   ASSERT_EQ(cc.exit_code, 0) << cc.out;
   Shell r = run("'" + abi2.string() + "' '" + library("v3").string() + "'");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(r.out, "abi 3 ok\n");
+  EXPECT_EQ(r.out, "abi 4 ok\n");
   for (const char* args : {"proj T=37", "scores T=129", "proj T=1"}) {
     Shell example = run("'" + run_pack.string() + "' '" + library("v3").string() + "' " + args);
     EXPECT_EQ(example.exit_code, 0) << example.out;

@@ -1,7 +1,9 @@
 // A CPU pack under ThreadSanitizer: the pack's generated sources (kernel units, the manifest
 // unit and the CPU runtime with its thread pool), recompiled with -fsanitize=thread, launched
-// by four threads at once on a pool of two, with every result checked. Any data race in the
-// runtime, the pool hand-off or the kernels' per-thread scratch fails the test.
+// by four threads at once on a pool of two, with every result checked, two of them on weights
+// declared constant that a fifth thread declares again and forgets all along. Any data race in
+// the runtime, the pool hand-off, the constant weights' copies or the kernels' per-thread
+// scratch fails the test.
 #include <gtest/gtest.h>
 #include <gmock/gmock.h>
 
@@ -35,6 +37,15 @@ int main(int, char** argv) {
   auto launch = (Launch)dlsym(lib, "dietcode_launch");
   auto error = (const char* (*)())dlsym(lib, "dietcode_last_error");
   ((int (*)(int))dlsym(lib, "dietcode_set_num_threads"))(2);
+  using Constant = int (*)(const char*, int, const void*);
+  auto declare = (Constant)dlsym(lib, "dietcode_declare_constant");
+  auto forget = (Constant)dlsym(lib, "dietcode_forget_constant");
+  std::vector<float> shared_w(32 * 16, 0.25f);
+  declare("d", 1, shared_w.data());
+  std::atomic<bool> done{false};
+  std::thread churn([&] {
+    for (int i = 0; !done; ++i) i % 2 ? forget("d", 1, shared_w.data()) : declare("d", 1, shared_w.data());
+  });
   std::atomic<int> failures{0};
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i)
@@ -42,13 +53,15 @@ int main(int, char** argv) {
       for (int round = 0; round < 8; ++round) {
         const int64_t T = 1 + (i * 3 + round) % 8, M = T, N = 32, K = 16;
         std::vector<float> x(M * K, 0.5f), w(N * K, 0.25f), b(N, 1.0f), y(M * N, 0.0f);
-        void* args[4] = {x.data(), w.data(), b.data(), y.data()};
+        void* args[4] = {x.data(), i % 2 ? shared_w.data() : w.data(), b.data(), y.data()};
         if (launch("d", args, 4, &T, 1, nullptr)) { std::printf("launch: %s\n", error()); ++failures; }
         for (float v : y)
           if (v != 1.0f + K * 0.125f) { std::printf("wrong result %g\n", v); ++failures; break; }
       }
     });
   for (auto& t : threads) t.join();
+  done = true;
+  churn.join();
   std::printf("failures %d\n", failures.load());
   return failures ? 1 : 0;
 }

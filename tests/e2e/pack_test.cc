@@ -138,7 +138,7 @@ TEST_F(PackTest, ACProgramLoadsThePackAndGetsTheTunedDispatch) {
     int k;
     if (std::sscanf(line.c_str(), "select proj %lld = %d", &t, &k) == 2) picked[t] = k;
   }
-  EXPECT_THAT(r.out, HasSubstr("abi 3\n"));
+  EXPECT_THAT(r.out, HasSubstr("abi 4\n"));
 
   // The manifest.
   EXPECT_EQ(manifest["format"], "dietcode-pack");
@@ -195,7 +195,8 @@ TEST_F(PackTest, ExportsOnlyTheAbiAndNeverLinksTheDriver) {
   Shell nm = run("nm -D --defined-only '" + lib.string() + "' | awk '{print $3}' | sort", dir_);
   ASSERT_EQ(nm.exit_code, 0);
   EXPECT_EQ(nm.out,
-            "dietcode_abi_version\ndietcode_last_error\ndietcode_launch\ndietcode_manifest\n"
+            "dietcode_abi_version\ndietcode_declare_constant\ndietcode_forget_constant\n"
+            "dietcode_last_error\ndietcode_launch\ndietcode_manifest\n"
             "dietcode_num_threads\ndietcode_select\ndietcode_select_arch\n"
             "dietcode_set_num_threads\ntiny_proj\n");
   Shell readelf = run("readelf -d '" + lib.string() + "'", dir_);
@@ -212,6 +213,17 @@ TEST_F(PackTest, ExportsOnlyTheAbiAndNeverLinksTheDriver) {
   EXPECT_EQ(set_threads(0), DIETCODE_OK);
   EXPECT_EQ(set_threads(-1), DIETCODE_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(threads(), 0);
+  // ABI 4's constant weights: a GPU pack checks and records declarations the same way.
+  auto declare = reinterpret_cast<int (*)(const char*, int, const void*)>(
+      dlsym(pack, "dietcode_declare_constant"));
+  auto forget = reinterpret_cast<int (*)(const char*, int, const void*)>(
+      dlsym(pack, "dietcode_forget_constant"));
+  ASSERT_TRUE(declare && forget);
+  float w = 0;
+  EXPECT_EQ(declare("proj", 1, &w), DIETCODE_OK);
+  EXPECT_EQ(declare("proj", 0, &w), DIETCODE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(forget("proj", 1, &w), DIETCODE_OK);
+  EXPECT_EQ(forget("proj", 1, &w), DIETCODE_ERR_INVALID_ARGUMENT);
 }
 
 TEST_F(PackTest, TheHeaderIsStrictC99AndCppAndLinksAgainstThePack) {
@@ -236,7 +248,7 @@ TEST_F(PackTest, TheHeaderIsStrictC99AndCppAndLinksAgainstThePack) {
   Shell use =
       run("LD_LIBRARY_PATH='" + header_dir.string() + "' '" + (dir_ / "use").string() + "'", dir_);
   ASSERT_EQ(use.exit_code, 0) << use.err;
-  EXPECT_THAT(use.out, MatchesRegex("3 [0-2] 1\n"));  // ABI 3, a kernel, invalid argument
+  EXPECT_THAT(use.out, MatchesRegex("4 [0-2] 1\n"));  // ABI 4, a kernel, invalid argument
 }
 
 TEST_F(PackTest, EqualInputsGiveByteIdenticalPacksWhereverTheyAreWritten) {

@@ -44,8 +44,8 @@ int select_first(const int64_t*) { return 0; }
 const ArchSelect kSelectFirst[] = {{90, false, select_first}};
 
 const OpDesc kOps[] = {
-    {"conv", kConvArgs, 3, -1, 4, kConvVars, 7, kSelectFirst, 1, conv_shape, nullptr, 0},
-    {"bmm", kBmmArgs, 4, 2, 2, kBmmVars, 2, kSelectFirst, 1, bmm_shape, nullptr, 0},
+    {"conv", kConvArgs, 3, -1, 1, 4, kConvVars, 7, kSelectFirst, 1, conv_shape, nullptr, 0},
+    {"bmm", kBmmArgs, 4, 2, -1, 2, kBmmVars, 2, kSelectFirst, 1, bmm_shape, nullptr, 0},
 };
 
 }  // namespace

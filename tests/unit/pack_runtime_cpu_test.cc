@@ -16,7 +16,7 @@ int select_v4(const int64_t*) { return 4; }
 int select_v3(const int64_t*) { return 3; }
 
 OpDesc op_with(const ArchSelect* selects, int n) {
-  return {"op", nullptr, 0, -1, 4, nullptr, 0, selects, n, nullptr, nullptr, 0};
+  return {"op", nullptr, 0, -1, -1, 4, nullptr, 0, selects, n, nullptr, nullptr, 0};
 }
 
 TEST(PackRuntimeCpu, EachLevelGetsTheDispatcherOfTheHighestLevelItHas) {

@@ -116,6 +116,9 @@ class Case {
     }
   }
 
+  // The problem as a kernel gets it (its output pointer unset).
+  const DietcodeArgs& args() const { return args_; }
+
   // Runs `fn` with epilogue `epi` into a fresh NaN-filled, guarded output and checks every
   // element and canary. Returns "" or a description of the first failure.
   std::string run_and_check(DietcodeCpuKernelFn fn, int epi, const DietcodeCpuRuntime* rt) {

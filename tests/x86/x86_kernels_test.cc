@@ -223,6 +223,64 @@ TEST(X86Kernels, ConvDirectFormReadsTheInputInPlace) {
     }
 }
 
+// Constant weights: B packed once by prepack, then read by run_prepacked, which packs no B.
+// The panels sit in a buffer of exactly the floats prepack asks for, followed by NaN
+// canaries, so a read past them would poison C; a second call reuses the same panels.
+template <OpKind OP, int EPI, class P>
+int prepacked_kernel(const DietcodeArgs* a, const DietcodeCpuRuntime* rt) {
+  const long long floats = dc_x86::prepack<OP, P>(a, nullptr);
+  if (floats < 0) return int(-floats);
+  constexpr long kCanaries = 64;
+  std::vector<float> storage(size_t(floats + kCanaries + 16), std::nanf(""));
+  float* panels = storage.data();
+  while (reinterpret_cast<uintptr_t>(panels) % 64) ++panels;
+  std::fill(panels, panels + floats, std::nanf(""));  // every float is written by prepack
+  if (dc_x86::prepack<OP, P>(a, panels) != floats) return 9;
+  int code = dc_x86::run_prepacked<OP, Epilogue(EPI), P>(a, rt, panels);
+  if (code == 0) code = dc_x86::run_prepacked<OP, Epilogue(EPI), P>(a, rt, panels);
+  return code;
+}
+
+template <class P>
+void check_prepacked(int threads) {
+  const Tiles tiles{P::MR, P::NR, P::KC, P::MC, P::NC};
+  dc_x86::SimpleThreadPool pool(threads);
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  int failures = 0;
+  for (Op op : {Op::kDense, Op::kDenseKN, Op::kConv2d}) {
+    const std::vector<Problem> shapes = op == Op::kConv2d ? conv_shapes() : gemm_shapes(op, tiles);
+    for (const Problem& p : shapes)
+      for (int epi : {op == Op::kConv2d ? 3 : 0, 5})
+        for (const DietcodeCpuRuntime* rt : {&serial, &pooled}) {
+          DietcodeCpuKernelFn fn =
+              op == Op::kDense ? (epi == 5 ? prepacked_kernel<OpKind::kDense, 5, P>
+                                           : prepacked_kernel<OpKind::kDense, 0, P>)
+              : op == Op::kDenseKN ? (epi == 5 ? prepacked_kernel<OpKind::kDenseKN, 5, P>
+                                               : prepacked_kernel<OpKind::kDenseKN, 0, P>)
+                                   : (epi == 5 ? prepacked_kernel<OpKind::kConv2d, 5, P>
+                                               : prepacked_kernel<OpKind::kConv2d, 3, P>);
+          Case c(p);
+          const std::string err = c.run_and_check(fn, epi, rt);
+          EXPECT_EQ(err, "") << "prepacked B, threads " << rt->threads;
+          if (!err.empty() && ++failures > 5) return;
+        }
+  }
+}
+
+// Loop order 0 with one MC block (where gemm_region otherwise packs each B panel right before
+// its use), loop order 1, A in place and packed, K blocks that do not divide K, NC blocks.
+TEST(X86Kernels, PrepackedBDefaults) { check_prepacked<Params<>>(3); }
+TEST(X86Kernels, PrepackedBDirectALoop1) { check_prepacked<Params<4, 24, 64, 8, 48, 1, 0, 0, 2, 3>>(2); }
+TEST(X86Kernels, PrepackedBOddKcSmallNc) { check_prepacked<Params<2, 32, 17, 8, 64, 1, 2, 0, 0, 5>>(2); }
+TEST(X86Kernels, PrepackedBTinyBlocks) { check_prepacked<Params<3, 8, 5, 3, 16, 0, 0, 1, 0, 1>>(3); }
+
+TEST(X86Kernels, PrepackedBSizeIsWholePanelsTimesK) {
+  using P = Params<6, 16, 100>;
+  Case c(gemm(Op::kDense, 5, 33, 250));
+  EXPECT_EQ((dc_x86::prepack<OpKind::kDense, P>(&c.args(), nullptr)), 48LL * 250);
+  EXPECT_EQ((dc_x86::prepack<OpKind::kDense, P, 34>(&c.args(), nullptr)), -2LL);
+}
+
 // With at least as many batch elements as workers, the tasks are runs of consecutive whole
 // elements, a quarter of a worker's share each, covering every element once.
 TEST(X86Kernels, TaskGridCoversEveryBatchElementOnceInRuns) {

@@ -38,6 +38,8 @@ struct OpDesc {
   const char* const* arg_names; /* in argument order: X, W, [bias], Y */
   int n_args;
   int bias_arg;   /* index of the bias argument, -1 when none */
+  int weights_arg; /* the argument dietcode_declare_constant takes (dense's W, conv2d's
+                      filters); -1 when none (batch_matmul) */
   int elem_bytes; /* of every tensor */
   const char* const* var_names;
   int n_vars;

@@ -21,6 +21,10 @@
  *               thread i to the i-th CPU of the affinity mask, as OMP_PROC_BIND does for an
  *               OpenMP team. Off by default: two packs in one process would bind their threads
  *               to the same CPUs.
+ *   constants   weights declared constant (dietcode_declare_constant, pack_constants.h) are
+ *               packed once per layout of the kernels that read them (the kernel's prepack)
+ *               by the first launch that needs that layout, and read from there by every
+ *               later launch (run_prepacked): the packing of B leaves the call.
  *   unloading   unload_pack stops the pool's threads when the pack is dlclose'd.
  */
 #include "pack_runtime_cpu.h"
@@ -32,6 +36,7 @@
 #include <string>
 
 #include "cpu_thread_pool.h"
+#include "pack_constants.h"
 #include "pack_cpu_level.h"
 #include "pack_runtime_checks.h"
 
@@ -110,10 +115,37 @@ int check_alignment(const OpDesc& op, int index, void* const* args) {
   return DIETCODE_OK;
 }
 
+// ---- constant weights -----------------------------------------------------------------------
+
+// The packed copy of the launch's weights for kernel `k`, filled; null when the weights are
+// not declared constant or the kernel reads them in place anyway. Throws std::bad_alloc.
+std::shared_ptr<PackedConstant> packed_weights(const OpDesc& op, const KernelDesc& k,
+                                               const DietcodeArgs& a) {
+  if (!k.prepack || op.weights_arg < 0) return nullptr;
+  // B's GEMM dimensions (conv2d: filters x R*S*C, check_conv_geometry made sure).
+  const ConstantLayout layout{k.panel_nr, k.panel_kc, a.n, a.k};
+  std::shared_ptr<PackedConstant> c = constants().copy(op, a.b, layout);
+  if (!c) return nullptr;
+  std::lock_guard<std::mutex> lock(c->mu);
+  if (!c->ready) {
+    const long long floats = k.prepack(&a, nullptr);
+    if (floats <= 0) return nullptr;
+    const size_t bytes = (size_t(floats) * sizeof(float) + 63) / 64 * 64;
+    c->panels = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (!c->panels) throw std::bad_alloc();
+    k.prepack(&a, c->panels);
+    c->ready = true;
+  }
+  return c;
+}
+
 int run_kernel(const OpDesc& op, int index, const DietcodeArgs& a) {
+  const KernelDesc& k = op.kernels[index];
+  // Held until the kernel returns, so a concurrent forget cannot free what it reads.
+  const std::shared_ptr<PackedConstant> weights = packed_weights(op, k, a);
   std::shared_ptr<CpuThreadPool> pool = current_pool();
   DietcodeCpuRuntime rt = pool->runtime();
-  int code = op.kernels[index].entry(&a, &rt);
+  int code = weights ? k.run_prepacked(&a, &rt, weights->panels) : k.entry(&a, &rt);
   if (code == 0) return DIETCODE_OK;
   if (code == 1)
     return fail(DIETCODE_ERR_CUDA, "op %s: kernel %d could not allocate its packing buffers",

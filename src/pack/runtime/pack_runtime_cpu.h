@@ -20,6 +20,14 @@ struct KernelDesc {
   DietcodeCpuKernelFn entry;
   int level;               /* the x86-64 level it was compiled for: 3 (AVX2) or 4 (AVX-512) */
   int min_alignment_bytes; /* pointers a, b, c must be aligned to this (at least the element) */
+  /* Constant weights (templates/x86/ops_x86.h: prepack, run_prepacked), or NULL for a kernel
+   * that reads B in place anyway: prepack writes the weights' panels of width panel_nr per
+   * K block of panel_kc into dst (64-byte aligned) and returns their float count (dst NULL:
+   * the count alone; <= 0: nothing to pack); run_prepacked runs the kernel on them. */
+  long long (*prepack)(const DietcodeArgs* args, float* dst);
+  int (*run_prepacked)(const DietcodeArgs* args, const DietcodeCpuRuntime* rt,
+                       const float* b_panels);
+  int panel_nr, panel_kc;
 };
 
 /* Which dispatcher serves a CPU of x86-64 level `level`: the one of the highest level not above
