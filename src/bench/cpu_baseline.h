@@ -88,8 +88,12 @@ class CpuBaseline {
 
 // "onednn" or "openblas", on `threads` threads (0 = the process's logical CPUs). Loads the
 // library (EnvironmentError with one line naming the files tried and the Debian package when it
-// is missing); std::invalid_argument for another name.
-std::unique_ptr<CpuBaseline> make_cpu_baseline(const std::string& name, int threads);
+// is missing); std::invalid_argument for another name. constant_weights: the weights are
+// constant over the instance's runs, so oneDNN's matmul may take them in the layout it
+// chooses, reordered once in prepare() (its convolution does so either way when it needs
+// to); OpenBLAS has no way to keep packed weights and ignores it.
+std::unique_ptr<CpuBaseline> make_cpu_baseline(const std::string& name, int threads,
+                                               bool constant_weights = false);
 
 // {"onednn", "openblas"}.
 const std::vector<std::string>& cpu_baseline_names();

@@ -27,7 +27,7 @@ void check_cpu_operands(const std::string& who, const OpSpec& op, const GemmShap
                         const Conv2dShape* conv, const CpuGemmOperands& operands);
 
 // Both load their library in the constructor (EnvironmentError when it is missing).
-std::unique_ptr<CpuBaseline> make_onednn_baseline(int threads);
+std::unique_ptr<CpuBaseline> make_onednn_baseline(int threads, bool constant_weights);
 std::unique_ptr<CpuBaseline> make_openblas_baseline(int threads);
 
 }  // namespace dietcode

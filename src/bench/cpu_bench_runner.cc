@@ -263,6 +263,41 @@ void set_pack_threads(const PackLibrary& library, int threads, BenchReport& repo
         "the pack's pool runs {} threads after dietcode_set_num_threads({})", actual, threads));
 }
 
+// Declares an op's weights constant to the pack for the scope of its instances.
+class ConstantWeights {
+ public:
+  ConstantWeights(const PackLibrary& library, bool declare, const std::string& op, void* weights)
+      : library_(library), op_(op), weights_(declare ? weights : nullptr) {
+    if (!weights_) return;
+    const int rc = library_.declare_constant(op_, 1, weights_);
+    if (rc != DIETCODE_OK)
+      throw UserError(fmt::format("{}: dietcode_declare_constant(\"{}\", 1) returned {}: {}",
+                                  library_.path(), op_, pack_status_name(rc),
+                                  library_.last_error()));
+  }
+  ~ConstantWeights() {
+    if (weights_) library_.forget_constant(op_, 1, weights_);
+  }
+  ConstantWeights(const ConstantWeights&) = delete;
+  ConstantWeights& operator=(const ConstantWeights&) = delete;
+
+ private:
+  const PackLibrary& library_;
+  std::string op_;
+  void* weights_;
+};
+
+std::string constant_weights_note(const PackLibrary& library) {
+  return library.has_constants()
+             ? "constant weights: dense and conv2d weights declared constant to the pack "
+               "(dietcode_declare_constant), which packs them once, at the check run; oneDNN "
+               "takes them in the layout it chooses, reordered once in its setup; OpenBLAS "
+               "has no API to keep packed weights and packs them in every call"
+             : "constant weights asked for, but the pack exports no dietcode_declare_constant "
+               "(pack ABI before 4): it packed its weights in every call, while oneDNN took "
+               "them in its own layout, reordered once";
+}
+
 // Which contenders had their threads bound to CPUs, from the environment each reads when its
 // threads start: the pack's DIETCODE_CPU_BIND, and OMP_PROC_BIND for the OpenMP team that
 // oneDNN and OpenBLAS share. Binding changes times by up to 2x on a busy host, so a report says.
@@ -314,12 +349,14 @@ BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
   std::vector<LoadedBaseline> baselines;
   for (const std::string& name : options.baselines) {
     try {
-      baselines.push_back({name, make_cpu_baseline(name, options.threads)});
+      baselines.push_back(
+          {name, make_cpu_baseline(name, options.threads, options.constant_weights)});
     } catch (const EnvironmentError& e) {
       report.notes.push_back(name + " left out: " + e.what());
     }
   }
   set_pack_threads(library, options.threads, report);
+  if (options.constant_weights) report.notes.push_back(constant_weights_note(library));
   report.notes.push_back(thread_binding_note());
   report.notes.push_back(instruction_set_note(options, baselines));
   report.threads = options.threads;
@@ -365,6 +402,12 @@ BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
                                   op.spec.name, to_string(op.spec.dtype)));
     CpuOperands operands =
         allocate_operands(op, instances, baselines.size(), options.seed * 131 + o);
+    // Every instance of the op reads the same W (a prefix of the largest instance's operands
+    // is the whole of W: its shape does not vary); the pack packs it on the first launch, the
+    // check run, before any timing.
+    ConstantWeights weights(library, options.constant_weights && library.has_constants() &&
+                                         op.spec.kind != OpKind::kBatchMatmul,
+                            op.spec.name, operands.pointers[1]);
     for (const BenchInstance& inst : instances) {
       // Only this thread of bench runs now: anything more is another program.
       busiest_machine = std::max(busiest_machine, machine_running_threads() - 1);

@@ -45,6 +45,12 @@ struct CpuBenchOptions {
   int isa_cap = 0;             // every contender held to this x86-64 level (cpu_isa_cap.h); 0: none
   std::string pack_level;      // the level of the pack's kernels that run here: "x86-64-v4"
   double quiet_wait_us = 2e5;  // how long to wait for other threads to sleep before a run
+  // Weights (dense's W, conv2d's filters) as an inference server holds them: declared constant
+  // to the pack (dietcode_declare_constant), which packs them once, and in the layout oneDNN
+  // chooses, reordered once; both outside the timing. OpenBLAS has no such API. Off: the pack
+  // and oneDNN's matmul read the weights as they are on every call (oneDNN's convolution
+  // reorders them outside the timing either way when it wants its own layout).
+  bool constant_weights = false;
   std::function<void(const std::string&)> progress;  // one line per op; may be empty
 };
 

@@ -1,6 +1,9 @@
 // The oneDNN baseline of cpu_baseline.h: the matmul primitive for dense and batch_matmul, the
 // convolution forward primitive for conv2d, each with the op's epilogue fused (bias as the
 // primitive's bias, relu / gelu-tanh as an eltwise post-op). Primitives are cached per shape.
+// Weights are read as they are, unless oneDNN has only reference code for them (convolution)
+// or they are declared constant (constant_weights: matmul too); then oneDNN picks their layout
+// and prepare() reorders them into it, outside the timing.
 #include <map>
 
 #include "bench/cpu_baseline_common.h"
@@ -13,7 +16,8 @@ namespace {
 
 class OnednnBaseline : public CpuBaseline {
  public:
-  explicit OnednnBaseline(int threads) : api_(onednn_api()), threads_(threads) {
+  OnednnBaseline(int threads, bool constant_weights)
+      : api_(onednn_api()), threads_(threads), constant_weights_(constant_weights) {
     set_threads();
     check_onednn(api_.dnnl_engine_create(&engine_, dnnl::cpu, 0), "dnnl_engine_create(cpu)");
     check_onednn(api_.dnnl_stream_create(&stream_, engine_, dnnl::stream_in_order),
@@ -60,8 +64,11 @@ class OnednnBaseline : public CpuBaseline {
     switch (op.kind) {
       case OpKind::kDense:
         *what = label() +
-                (op.weight_layout == WeightLayout::kKN ? " matmul (weights [K,N] as they are), "
-                                                       : " matmul (weights as a transposed strided view), ") +
+                (constant_weights_
+                     ? " matmul (weights constant: in the layout it chooses, reordered once), "
+                 : op.weight_layout == WeightLayout::kKN
+                     ? " matmul (weights [K,N] as they are), "
+                     : " matmul (weights as a transposed strided view), ") +
                 fused;
         return true;
       case OpKind::kBatchMatmul:
@@ -243,13 +250,44 @@ class OnednnBaseline : public CpuBaseline {
           op.transpose_b ? std::vector<int64_t>{K * N, 1, K} : std::vector<int64_t>{K * N, N, 1});
       strided(&p.dst, {B, M, N}, {M * N, N, 1});
     }
-    dnnl::OpDesc desc{};
-    check_onednn(
-        api_.dnnl_matmul_desc_init(&desc, &p.src, &p.weights, bias ? &p.bias : nullptr, &p.dst),
-        "dnnl_matmul_desc_init");
-    p.pd = create_pd(desc, op.epilogue, "matmul");
+    if (op.kind == OpKind::kDense && constant_weights_) {
+      // Constant weights: oneDNN picks their layout (a blocked one for its brgemm kernels),
+      // and prepare() reorders them into it once, as an inference server would at load time.
+      p.plain_weights = p.weights;
+      dnnl::MemoryDesc any{};
+      tagged(&any, {K, N}, dnnl::tag_any);
+      dnnl::OpDesc desc{};
+      check_onednn(
+          api_.dnnl_matmul_desc_init(&desc, &p.src, &any, bias ? &p.bias : nullptr, &p.dst),
+          "dnnl_matmul_desc_init");
+      p.pd = create_pd(desc, op.epilogue, "matmul");
+      adopt_chosen_weights(&p, "matmul");
+    } else {
+      dnnl::OpDesc desc{};
+      check_onednn(
+          api_.dnnl_matmul_desc_init(&desc, &p.src, &p.weights, bias ? &p.bias : nullptr, &p.dst),
+          "dnnl_matmul_desc_init");
+      p.pd = create_pd(desc, op.epilogue, "matmul");
+    }
     finish(&p);
     return p;
+  }
+
+  // p->pd was created with weights of layout "any": takes the layout it chose as p->weights and,
+  // when that differs from p->plain_weights, creates the reorder that prepare() runs.
+  void adopt_chosen_weights(Prepared* p, const std::string& what) {
+    const dnnl::MemoryDesc* chosen =
+        api_.dnnl_primitive_desc_query_md(p->pd, dnnl::query_weights_md, 0);
+    if (!chosen) throw EnvironmentError("oneDNN: no weights memory descriptor for " + what);
+    p->weights = *chosen;
+    if (api_.dnnl_memory_desc_equal(&p->weights, &p->plain_weights)) return;
+    dnnl::primitive_desc_t rpd = nullptr;
+    check_onednn(api_.dnnl_reorder_primitive_desc_create(&rpd, &p->plain_weights, engine_,
+                                                         &p->weights, engine_, nullptr),
+                 "dnnl_reorder_primitive_desc_create");
+    const dnnl::status_t s = api_.dnnl_primitive_create(&p->reorder, rpd);
+    api_.dnnl_primitive_desc_destroy(rpd);
+    check_onednn(s, "dnnl_primitive_create(reorder)");
   }
 
   Prepared make_conv(const OpSpec& op, const Conv2dShape& c) {
@@ -293,19 +331,7 @@ class OnednnBaseline : public CpuBaseline {
       dnnl::OpDesc any_desc{};
       describe(any, &any_desc);
       p.pd = create_pd(any_desc, op.epilogue, "convolution");
-      const dnnl::MemoryDesc* chosen =
-          api_.dnnl_primitive_desc_query_md(p.pd, dnnl::query_weights_md, 0);
-      if (!chosen) throw EnvironmentError("oneDNN: no weights memory descriptor for convolution");
-      p.weights = *chosen;
-      if (!api_.dnnl_memory_desc_equal(&p.weights, &p.plain_weights)) {
-        dnnl::primitive_desc_t rpd = nullptr;
-        check_onednn(api_.dnnl_reorder_primitive_desc_create(&rpd, &p.plain_weights, engine_,
-                                                             &p.weights, engine_, nullptr),
-                     "dnnl_reorder_primitive_desc_create");
-        const dnnl::status_t s = api_.dnnl_primitive_create(&p.reorder, rpd);
-        api_.dnnl_primitive_desc_destroy(rpd);
-        check_onednn(s, "dnnl_primitive_create(reorder)");
-      }
+      adopt_chosen_weights(&p, "convolution");
     }
     finish(&p);
     return p;
@@ -313,6 +339,7 @@ class OnednnBaseline : public CpuBaseline {
 
   const OnednnApi& api_;
   int threads_;
+  bool constant_weights_;
   dnnl::engine_t engine_ = nullptr;
   dnnl::stream_t stream_ = nullptr;
   std::map<std::string, Prepared> cache_;  // per shape; node-based, so pointers stay valid
@@ -324,8 +351,8 @@ class OnednnBaseline : public CpuBaseline {
 
 }  // namespace
 
-std::unique_ptr<CpuBaseline> make_onednn_baseline(int threads) {
-  return std::make_unique<OnednnBaseline>(threads);
+std::unique_ptr<CpuBaseline> make_onednn_baseline(int threads, bool constant_weights) {
+  return std::make_unique<OnednnBaseline>(threads, constant_weights);
 }
 
 }  // namespace dietcode

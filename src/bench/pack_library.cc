@@ -39,8 +39,11 @@ PackLibrary::PackLibrary(const std::string& path) : path_(path) {
     resolve(handle_, "dietcode_launch", launch_, path);
     set_num_threads_ = reinterpret_cast<int (*)(int)>(dlsym(handle_, "dietcode_set_num_threads"));
     num_threads_ = reinterpret_cast<int (*)()>(dlsym(handle_, "dietcode_num_threads"));
+    using Constant = int (*)(const char*, int, const void*);
+    declare_constant_ = reinterpret_cast<Constant>(dlsym(handle_, "dietcode_declare_constant"));
+    forget_constant_ = reinterpret_cast<Constant>(dlsym(handle_, "dietcode_forget_constant"));
     // ABI versions only add: every version has the functions resolved above (version 1), and
-    // the thread-pool calls of version 3 are optional here. Only a version below 1 is foreign.
+    // the thread-pool calls of version 3 and the constant weights of 4 are optional here. Only a version below 1 is foreign.
     const int version = abi_version_();
     if (version < 1)
       throw UserError(path + ": pack ABI version " + std::to_string(version) +
@@ -80,6 +83,14 @@ int PackLibrary::set_num_threads(int n) const {
 }
 
 int PackLibrary::num_threads() const { return num_threads_ ? num_threads_() : -1; }
+
+int PackLibrary::declare_constant(const std::string& op, int arg, const void* data) const {
+  return declare_constant_ ? declare_constant_(op.c_str(), arg, data) : -1;
+}
+
+int PackLibrary::forget_constant(const std::string& op, int arg, const void* data) const {
+  return forget_constant_ ? forget_constant_(op.c_str(), arg, data) : -1;
+}
 
 const char* pack_status_name(int status) {
   switch (status) {

@@ -33,6 +33,12 @@ class PackLibrary {
   int set_num_threads(int n) const;  // the pack's status code; -1 without thread control
   int num_threads() const;           // the pool's size; -1 without thread control
 
+  // Constant weights (ABI 4: dietcode_declare_constant / dietcode_forget_constant), optional
+  // like the thread calls: has_constants() is false for older packs, and the calls return -1.
+  bool has_constants() const { return declare_constant_ && forget_constant_; }
+  int declare_constant(const std::string& op, int arg, const void* data) const;
+  int forget_constant(const std::string& op, int arg, const void* data) const;
+
  private:
   std::string path_;
   void* handle_ = nullptr;
@@ -43,6 +49,8 @@ class PackLibrary {
   int (*launch_)(const char*, void* const*, int, const int64_t*, int, void*) = nullptr;
   int (*set_num_threads_)(int) = nullptr;
   int (*num_threads_)() = nullptr;
+  int (*declare_constant_)(const char*, int, const void*) = nullptr;
+  int (*forget_constant_)(const char*, int, const void*) = nullptr;
 };
 
 // "DIETCODE_ERR_CUDA" for a pack status code.

@@ -48,6 +48,7 @@ struct BenchCommandOptions {
   int repeats = 30;
   int warmup = 3;
   bool tf32 = false;
+  bool constant_weights = false;
   std::string csv, json, plot;
   int device = 0;
   int threads = 0;  // CPU packs; 0: every logical CPU
@@ -71,6 +72,7 @@ CpuBenchOptions cpu_options(const BenchCommandOptions& opt, const BenchPack& pac
   options.ops = opt.ops;
   options.shapes = shapes;
   options.evict_caches = opt.l2 == "flush";
+  options.constant_weights = opt.constant_weights;
   options.repeats = opt.repeats;
   options.warmup = opt.warmup;
   options.seed = opt.seed;
@@ -156,6 +158,8 @@ std::optional<BenchReport> run_gpu(const BenchCommandOptions& opt, const PackLib
                     "cublaslt, cudnn or none)");
   if (opt.threads > 0) throw UserError("--threads: only for a CPU pack; this one is for CUDA GPUs");
   if (!opt.arch.empty()) throw UserError("--arch: only for a CPU pack; this one is for CUDA GPUs");
+  if (opt.constant_weights)
+    throw UserError("--constant-weights: only for a CPU pack; this one is for CUDA GPUs");
   BenchOptions options;
   options.baseline = opt.baseline;
   options.ops = opt.ops;
@@ -229,6 +233,10 @@ void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
                   "x86-64-v3 (AVX2) on an AVX-512 host to measure what an AVX2 server would run "
                   "(the pack through DIETCODE_CPU_LEVEL, oneDNN through ONEDNN_MAX_CPU_ISA, "
                   "OpenBLAS through OPENBLAS_CORETYPE)");
+  cmd->add_flag("--constant-weights", opt->constant_weights,
+                "A CPU pack: weights as inference holds them, declared constant to the pack "
+                "(packed once) and in oneDNN's chosen layout (reordered once), both outside the "
+                "timing; OpenBLAS packs in every call either way");
   cmd->add_option("--seed", opt->seed, "Seed of the random inputs");
   add_global_flags(*cmd, global);
   cmd->footer(
@@ -238,6 +246,7 @@ void register_bench(CLI::App& app, GlobalOptions& global, Action& action) {
       "  DIETCODE_CUDNN_LIBRARY=/opt/cudnn/lib/libcudnn.so.9 dietcode bench libresnet.so\n"
       "  dietcode bench libbert_dense_cpu.so --threads 8 --csv cpu.csv   # a CPU pack\n"
       "  dietcode bench libbert_dense_cpu.so --arch x86-64-v3   # everything on AVX2 alone\n"
+      "  dietcode bench libresnet50_cpu.so --constant-weights   # weights packed ahead\n"
       "Exit 0 when every instance agrees with the baseline, 1 when one does not (or on bad\n"
       "input), 2 without a GPU or cuBLAS (or without cuDNN under --baseline cudnn). On a CPU\n"
       "pack a missing oneDNN or OpenBLAS is a note, and the other baseline still runs.");

@@ -102,6 +102,19 @@ TEST(CliBenchCpuPack, TuneBuildBenchAgreesWithEveryBaseline) {
     EXPECT_EQ(row["check"],
               baselines.empty() ? "unchecked (no baseline; all outputs written)" : "ok");
   }
+
+  // Weights held constant: the pack packs them once, oneDNN reorders them into its own layout
+  // once (W [N,K] and [K,N] alike); every result still agrees, and the report says so.
+  r = dietcode("bench ./libtiny.so --threads 2 --repeats 2 --warmup 1 --constant-weights --json - -q",
+               dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json c = nlohmann::json::parse(r.out);
+  EXPECT_EQ(c["failures"], 0);
+  EXPECT_NE(c["notes"].dump().find("constant weights: dense and conv2d weights declared constant"),
+            std::string::npos)
+      << c["notes"].dump();
+  for (const auto& row : c["rows"])
+    if (!baselines.empty()) EXPECT_EQ(row["check"], "ok") << row.dump();
   fs::remove_all(dir);
 }
 

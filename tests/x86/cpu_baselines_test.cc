@@ -204,6 +204,22 @@ TEST_P(CpuBaselines, Conv2d) {
                800);
 }
 
+// Constant weights: oneDNN's matmul takes W in the layout it chooses, reordered in prepare();
+// the results stay right, and OpenBLAS computes as before.
+TEST_P(CpuBaselines, ConstantWeights) {
+  SKIP_WITHOUT(GetParam());
+  auto baseline = make_cpu_baseline(GetParam(), 2, /*constant_weights=*/true);
+  std::string what;
+  ASSERT_TRUE(baseline->supports(op_of(OpKind::kDense, Epilogue::kBias), &what));
+  if (GetParam() == "onednn")
+    EXPECT_NE(what.find("weights constant: in the layout it chooses"), std::string::npos) << what;
+  check_dense(*baseline, 1, 67, 19, Epilogue::kBiasGelu, 900);
+  check_dense(*baseline, 37, 96, 128, Epilogue::kBias, 901);
+  check_dense(*baseline, 128, 200, 300, Epilogue::kBiasRelu, 902);
+  check_conv2d(*baseline, make_conv2d_shape(2, 14, 14, 64, 64, 3, 3, 1, 1), Epilogue::kBiasRelu,
+               903);
+}
+
 INSTANTIATE_TEST_SUITE_P(Libraries, CpuBaselines, ::testing::Values("onednn", "openblas"),
                          [](const auto& info) { return info.param; });
 
