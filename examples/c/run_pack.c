@@ -9,8 +9,10 @@
  * Exit status: 0 the result matches, 1 it does not or something failed, 77 a GPU pack and no
  * GPU here (the manifest and the dispatcher still work, and are shown).
  *
- * It calls only functions of ABI version 1, so it works with a pack of any version (versions
- * only add: a program checks `dietcode_abi_version() >= N`, never `==`).
+ * It needs only functions of ABI version 1, so it works with a pack of any version (versions
+ * only add: a program checks `dietcode_abi_version() >= N`, never `==`). With a CPU pack of
+ * ABI 4 or later it also declares a dense op's weights constant (dietcode_declare_constant):
+ * the pack packs them once, at the first launch, and a second launch reads that copy.
  *
  * The manifest is JSON; a few helpers below read the handful of fields this program needs
  * (a real program would use its JSON library, or the pack's header and typed wrappers).
@@ -208,6 +210,9 @@ struct Call {
   int n_values;
   void *a, *b, *bias, *c; /* host buffers; bias NULL when the op has none */
   size_t a_bytes, b_bytes, bias_bytes, c_bytes;
+  /* ABI 4, or NULL: dietcode_declare_constant and dietcode_forget_constant */
+  int (*declare_constant)(const char*, int, const void*);
+  int (*forget_constant)(const char*, int, const void*);
 };
 
 /* A CPU pack: host pointers and a NULL stream; the call returns when the output is written. */
@@ -218,8 +223,15 @@ static int run_on_host(const struct Call* c) {
   args[n_args++] = c->b;
   if (c->bias) args[n_args++] = c->bias;
   args[n_args++] = c->c;
-  int status = c->launch(c->op, args, n_args, c->values, c->n_values, NULL);
+  /* Weights that stay the same over many launches (argument 1), declared so: the first launch
+   * packs them once, the second reads that copy. Forget them before changing or freeing them. */
+  int constant = c->declare_constant && c->declare_constant(c->op, 1, c->b) == 0;
+  int status = 0;
+  for (int launches = constant ? 2 : 1; launches > 0 && !status; --launches)
+    status = c->launch(c->op, args, n_args, c->values, c->n_values, NULL);
+  if (constant) c->forget_constant(c->op, 1, c->b);
   if (status) return fprintf(stderr, "dietcode_launch: %d: %s\n", status, c->last_error()), 1;
+  if (constant) printf("weights declared constant: packed once, read twice\n");
   return 0;
 }
 
@@ -367,7 +379,15 @@ int main(int argc, char** argv) {
   void* raw_c = malloc(B * M * N * elem);
   struct Call call = {launch, last_error, op_name, var_value, n_vars, raw_a, raw_b, raw_bias, raw_c,
                       (size_t)(B * M * K * elem), (size_t)(B * N * K * elem),
-                      has_bias ? (size_t)(N * elem) : 0, (size_t)(B * M * N * elem)};
+                      has_bias ? (size_t)(N * elem) : 0, (size_t)(B * M * N * elem), NULL, NULL};
+  int (*abi_version)(void) = (int (*)(void))dlsym(pack, "dietcode_abi_version");
+  if (abi_version && abi_version() >= 4 && !strcmp(kind, "dense")) {
+    call.declare_constant =
+        (int (*)(const char*, int, const void*))dlsym(pack, "dietcode_declare_constant");
+    call.forget_constant =
+        (int (*)(const char*, int, const void*))dlsym(pack, "dietcode_forget_constant");
+    if (!call.forget_constant) call.declare_constant = NULL;
+  }
   /* A CPU pack ("target": "cpu", ABI 3) takes the host buffers as they are; a GPU pack (no
    * "target" before ABI 3) needs them on the GPU. */
   char target[16];

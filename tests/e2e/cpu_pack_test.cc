@@ -566,7 +566,8 @@ TEST_F(CpuPackTest, ExportsTheAbiAndNeverTouchesTheDriver) {
 }
 
 // A program written for ABI 2 (checking >= 2, calling dietcode_select_arch with the level) and
-// examples/c/run_pack.c (ABI 1 calls only) both work with a CPU pack unchanged.
+// examples/c/run_pack.c (ABI 1 calls, and ABI 4's constant weights where the pack has them)
+// both work with a CPU pack unchanged.
 TEST_F(CpuPackTest, ProgramsForOlderAbiVersionsKeepWorking) {
   if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
   std::ofstream(*dir_ / "abi2.c")
@@ -604,6 +605,9 @@ TEST_F(CpuPackTest, ProgramsForOlderAbiVersionsKeepWorking) {
     Shell example = run("'" + run_pack.string() + "' '" + library("v3").string() + "' " + args);
     EXPECT_EQ(example.exit_code, 0) << example.out;
     EXPECT_THAT(example.out, HasSubstr("OK: "));
+    // dense ops: weights declared constant, packed once and read twice, the result checked
+    if (std::string(args).rfind("proj", 0) == 0)
+      EXPECT_THAT(example.out, HasSubstr("weights declared constant: packed once, read twice"));
   }
   if (run("python3 --version").exit_code != 0) return;
   Shell py = run("python3 '" DIETCODE_SOURCE_DIR "/examples/python/run_pack.py' '" +

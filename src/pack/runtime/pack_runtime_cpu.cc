@@ -122,8 +122,10 @@ int check_alignment(const OpDesc& op, int index, void* const* args) {
 std::shared_ptr<PackedConstant> packed_weights(const OpDesc& op, const KernelDesc& k,
                                                const DietcodeArgs& a) {
   if (!k.prepack || op.weights_arg < 0) return nullptr;
-  // B's GEMM dimensions (conv2d: filters x R*S*C, check_conv_geometry made sure).
-  const ConstantLayout layout{k.panel_nr, k.panel_kc, a.n, a.k};
+  // B's GEMM dimensions (conv2d: filters x R*S*C, check_conv_geometry made sure). A K block
+  // past K packs as K, so kernels whose K blocks both cover K share one copy.
+  const int64_t kc = k.panel_kc < a.k ? k.panel_kc : a.k;
+  const ConstantLayout layout{k.panel_nr, int(kc), a.n, a.k};
   std::shared_ptr<PackedConstant> c = constants().copy(op, a.b, layout);
   if (!c) return nullptr;
   std::lock_guard<std::mutex> lock(c->mu);
