@@ -34,7 +34,7 @@ run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer -G ${GENERATOR}
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
 run(${WORK_DIR}/consumer/consumer)
 message(STATUS "consumer: ${last_output}")
-if(NOT last_output MATCHES "pack ABI 3 from C, 3 from C\\+\\+")
+if(NOT last_output MATCHES "pack ABI 4 from C, 4 from C\\+\\+")
   message(FATAL_ERROR "unexpected consumer output: ${last_output}")
 endif()
 file(REMOVE_RECURSE ${WORK_DIR})
