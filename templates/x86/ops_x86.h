@@ -231,8 +231,9 @@ int run(const DietcodeArgs* args, const DietcodeCpuRuntime* rt) {
 // Constant weights (dense, conv2d): prepack writes B's panels for this kernel's tile into dst
 // (prepack_b, gemm_x86.h; 64-byte aligned, prepacked_b_floats floats) and returns how many
 // floats they take; with dst null it only returns the count (0: nothing to pack, M = 0 for
-// conv2d). -2 or -3 for the problems run refuses with 2 or 3. run_prepacked is run with B read from those panels instead of args->b;
-// any kernel with the same NR and KC reads the same panels (KC past K packs as K).
+// conv2d). -2 or -3 for the problems run refuses with 2 or 3. run_prepacked is run with B
+// read from those panels instead of args->b; any kernel with the same NR and KC reads the
+// same panels (KC past K packs as K).
 template <OpKind OP, class P = Params<>, long STATIC_N = 0, long STATIC_K = 0>
 long long prepack(const DietcodeArgs* args, float* dst) {
   static_assert(detail::has_constant_b(OP), "prepack: dense and conv2d only");
