@@ -1,6 +1,7 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
 //   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b]
 //   [--json] [--shard I/N] [--l2 flush|warm] [--target cuda|cpu] [--threads N] [--cxx PATH]
+//   [--constant-weights]
 //
 // Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one; or,
 // with --target cpu, on this host's cores, tune_machine.h) with
@@ -66,6 +67,7 @@ struct TuneOptions {
   bool threads_given = false;
   std::string cxx;
   std::string arch;  // --target cpu: the highest x86-64 level tuned
+  bool constant_weights = false;  // --target cpu: time kernels on weights packed once
   bool json = false;
 };
 
@@ -204,6 +206,7 @@ TuneMachineRequest machine_request(const TuneOptions& o) {
   r.threads = o.threads;
   r.cxx = o.cxx;
   r.cpu_arch = o.arch;
+  r.constant_weights = o.constant_weights;
   if (r.target == Target::kCpu) {
     for (const auto& [given, name] : {std::pair{o.device_given, "--device"},
                                       {o.devices_given, "--devices"},
@@ -215,6 +218,7 @@ TuneMachineRequest machine_request(const TuneOptions& o) {
     if (o.threads_given) bad_option("--threads is for --target cpu");
     if (!o.cxx.empty()) bad_option("--cxx is for --target cpu");
     if (!o.arch.empty()) bad_option("--arch is for --target cpu (a GPU is tuned for its own arch)");
+    if (o.constant_weights) bad_option("--constant-weights is for --target cpu");
   }
   return r;
 }
@@ -372,6 +376,10 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
                   "--target cpu: tune only kernels of this x86-64 level and below, e.g. "
                   "x86-64-v3 on an AVX-512 host for servers with AVX2 alone (default: this "
                   "CPU's level)");
+  cmd->add_flag("--constant-weights", o->constant_weights,
+                "--target cpu: time kernels as a pack runs weights declared constant "
+                "(dietcode_declare_constant): packed once, outside the timing. Recorded in every "
+                "log record; a resumed run uses only records of its own regime");
   cmd->add_option("--seed", o->seed, "Seed of the search (and of the simulated noise)")
       ->capture_default_str();
   cmd->add_flag("--fresh", o->fresh,

@@ -82,6 +82,7 @@ TuneMachine open_cpu(const TuneMachineRequest& request) {
   options.measure.seed = request.gpu.seed;
   options.measure.warmup = kCpuWarmup;
   options.measure.repeats = kCpuRepeats;
+  options.constant_weights = request.constant_weights;
   m.max_instances_per_kernel = kCpuInstancesPerKernel;
   m.kernels_per_round = kCpuKernelsPerRound;
   m.devices.measurers.push_back(
@@ -89,6 +90,7 @@ TuneMachine open_cpu(const TuneMachineRequest& request) {
                                     options));
   m.devices.ordinals = {0};
   m.regime = request.gpu.flush_l2 ? "caches evicted before every timing" : "caches warm";
+  if (request.constant_weights) m.regime += ", weights packed once (constant)";
   m.where = fmt::format("{} thread{}", m.cpu.threads, m.cpu.threads == 1 ? "" : "s");
   if (level < host.isa_level_number) m.where += ", kernels up to " + m.cpu.isa_level;
   return m;

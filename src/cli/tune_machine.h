@@ -27,6 +27,8 @@ struct TuneMachineRequest {
   // cpu: --arch, the highest x86-64 level whose templates are tuned ("x86-64-v3" on an
   // AVX-512 host tunes the AVX2 kernels alone, for AVX2 servers); empty: the host's level.
   std::string cpu_arch;
+  // cpu: --constant-weights, the weights regime of the timings (DeviceIdentity).
+  bool constant_weights = false;
 };
 
 struct TuneMachine {

@@ -31,6 +31,12 @@ struct LaunchPlan {
   // (boxes of tile_m x tma_box_k elements) and one for B (tile_n x tma_box_k), encoded per
   // launch by src/pack/runtime/pack_tensor_maps.h. 0: DietcodeArgs is its only parameter.
   int tma_box_k = 0;
+  // CPU kernels tuned for constant weights (tune --constant-weights): the measurer packs the
+  // weights once with prepack_entry (into panels of panel_nr x panel_kc) and times
+  // prepacked_entry; "" for every other kernel (templates/x86/ops_x86.h: prepack,
+  // run_prepacked; ConstantWeightsEntries below).
+  std::string prepack_entry, prepacked_entry;
+  int panel_nr = 0, panel_kc = 0;
 
   // Bytes of workspace for a shape (0 when none).
   int64_t workspace_bytes(const GemmShape& shape) const;

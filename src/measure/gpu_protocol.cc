@@ -23,6 +23,12 @@ json kernel_to_json(const WorkerKernel& k) {
             {"reduce_threads", p.reduce_threads},
             {"min_alignment_bytes", p.min_alignment_bytes},
             {"tma_box_k", p.tma_box_k}};
+  if (!p.prepacked_entry.empty()) {
+    j["prepack_entry"] = p.prepack_entry;
+    j["prepacked_entry"] = p.prepacked_entry;
+    j["panel_nr"] = p.panel_nr;
+    j["panel_kc"] = p.panel_kc;
+  }
   return j;
 }
 
@@ -43,6 +49,12 @@ WorkerKernel kernel_from_json(const json& j) {
   p.min_alignment_bytes = j.at("min_alignment_bytes").get<int>();
   p.tma_box_k = j.at("tma_box_k").get<int>();
   if (p.tma_box_k < 0) throw std::invalid_argument("negative tma_box_k");
+  if (j.contains("prepacked_entry")) {
+    p.prepack_entry = j.at("prepack_entry").get<std::string>();
+    p.prepacked_entry = j.at("prepacked_entry").get<std::string>();
+    p.panel_nr = j.at("panel_nr").get<int>();
+    p.panel_kc = j.at("panel_kc").get<int>();
+  }
   return k;
 }
 

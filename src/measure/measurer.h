@@ -83,6 +83,11 @@ struct DeviceIdentity {
   // timed launch: cold weights, as in a model that runs many layers) or "warm". A log's
   // records of one regime are not comparable with the other's.
   std::string l2 = "flush";
+  // The weights regime (CPU): true when the weights (dense's W, conv2d's filters) are taken as
+  // constant, packed once outside the timing as a pack does for declared weights
+  // (dietcode_declare_constant); false when kernels pack them in every timed call. Records of
+  // the two regimes are not comparable either.
+  bool constant_weights = false;
 };
 
 // How a real device times a candidate. The simulated device ignores what it cannot model.

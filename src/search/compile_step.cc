@@ -82,6 +82,15 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
     CompileRequest request;
     request.name = out[i].kernel.name + ".cu";
     request.source = out[i].kernel.source;
+    const ConstantWeightsEntries& cw = out[i].kernel.constant_weights;
+    if (options.constant_weights && !cw.prepack.empty()) {
+      request.source += cw.source;
+      LaunchPlan& plan = out[i].kernel.plan;
+      plan.prepack_entry = cw.prepack;
+      plan.prepacked_entry = cw.run_prepacked;
+      plan.panel_nr = cw.panel_nr;
+      plan.panel_kc = cw.panel_kc;
+    }
     request.options = out[i].kernel.options;
     // Arch-specific kernels (wgmma) build for e.g. sm_90a; the space only offers them there.
     request.archs = {compile_arch(out[i].kernel, options.arch)};

@@ -54,6 +54,9 @@ const KernelResources* main_entry_resources(const CompileResult& result, const L
 struct CompileStepOptions {
   std::string arch;  // the measuring device's, "sm_90"
   int jobs = 0;
+  // DeviceIdentity::constant_weights: CPU kernels that pack B also get their constant-weights
+  // entries, and their plans name them, so the measurer times them reading prepacked weights.
+  bool constant_weights = false;
 };
 
 std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSpec& op,

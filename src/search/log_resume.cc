@@ -22,7 +22,7 @@ ResumeState read_log_for_resume(const std::string& path, const std::string& work
   state.lines_read = log.records.size();
   std::map<std::tuple<std::string, std::string, bool>, size_t> other_devices;
   std::map<std::string, size_t> other_workloads;
-  size_t other_l2 = 0;
+  size_t other_l2 = 0, other_weights = 0;
   for (TuningRecord& r : log.records) {
     if (r.workload != workload) {
       ++other_workloads[r.workload];
@@ -31,6 +31,8 @@ ResumeState read_log_for_resume(const std::string& path, const std::string& work
       ++other_devices[{r.device, r.arch, r.simulated}];
     } else if (r.l2 != device.l2) {
       ++other_l2;
+    } else if (r.constant_weights != device.constant_weights) {
+      ++other_weights;
     } else {
       state.records.push_back(std::move(r));
     }
@@ -47,6 +49,13 @@ ResumeState read_log_for_resume(const std::string& path, const std::string& work
         "{}: ignoring {} record{} timed with the L2 {}: this run times with the L2 {} (--l2)",
         path, other_l2, other_l2 == 1 ? "" : "s", device.l2 == "flush" ? "warm" : "flushed",
         device.l2 == "flush" ? "flushed" : "warm"));
+  if (other_weights)
+    state.notes.push_back(fmt::format(
+        "{}: ignoring {} record{} timed with the weights {}: this run times them {} "
+        "(--constant-weights)",
+        path, other_weights, other_weights == 1 ? "" : "s",
+        device.constant_weights ? "packed in every call" : "constant",
+        device.constant_weights ? "constant" : "packed in every call"));
   for (const auto& [name, count] : other_workloads)
     state.notes.push_back(fmt::format("{}: ignoring {} record{} of workload \"{}\"", path, count,
                                       count == 1 ? "" : "s", name));

@@ -224,7 +224,8 @@ void OpSearch::compile_and_measure(const std::vector<MicroKernel>& chosen,
   if (chosen.empty()) return;
   CompileStats cs;
   std::vector<CompiledCandidate> compiled = compile_candidates(
-      *env_.compiler, *op_, chosen, env_.gpu, {env_.device.arch, options_.jobs}, binaries_, &cs);
+      *env_.compiler, *op_, chosen, env_.gpu,
+      {env_.device.arch, options_.jobs, env_.device.constant_weights}, binaries_, &cs);
   stats_.compile_seconds += cs.wall_seconds;
   stats_.nvrtc_seconds += cs.nvrtc_seconds;
   stats_.cache_hits += cs.cache_hits;

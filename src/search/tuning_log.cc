@@ -56,6 +56,7 @@ json TuningRecord::to_json() const {
   if (latency_us) j["latency_us"] = *latency_us;
   if (!error.empty()) j["error"] = error;
   if (registers) j["registers"] = *registers;
+  if (constant_weights) j["weights"] = "constant";
   return j;
 }
 
@@ -120,6 +121,11 @@ TuningRecord TuningRecord::from_json(const json& j) {
       throw UserError("l2: expected \"flush\" or \"warm\"");
     r.l2 = l2->get<std::string>();
   }
+  if (auto weights = j.find("weights"); weights != j.end()) {
+    if (!weights->is_string() || (*weights != "constant" && *weights != "per_call"))
+      throw UserError("weights: expected \"constant\" or \"per_call\"");
+    r.constant_weights = *weights == "constant";
+  }
   r.tool_version = required_string(j, "tool_version");
   r.timestamp = required_string(j, "timestamp");
   return r;
@@ -169,6 +175,7 @@ std::vector<TuningRecord> records_from_result(const std::string& workload,
     r.arch = device.arch;
     r.simulated = device.simulated;
     r.l2 = device.l2;
+    r.constant_weights = device.constant_weights;
     r.tool_version = tool_version();
     r.timestamp = timestamp;
     records.push_back(std::move(r));

@@ -60,6 +60,9 @@ struct TuningRecord {
   std::string arch;    // "sm_90"
   bool simulated = false;
   std::string l2 = "flush";  // DeviceIdentity::l2; "warm" for logs written before the field
+  // DeviceIdentity::constant_weights: "weights": "constant" in the JSON (absent: packed in
+  // every call, as every record before the field was).
+  bool constant_weights = false;
   std::string tool_version;
   std::string timestamp;  // ISO-8601 UTC, "2025-03-01T12:00:00.123Z"
 

@@ -149,6 +149,7 @@ CpuMeasurer::CpuMeasurer(std::unique_ptr<WorkerProcess> worker, CpuMeasurerOptio
   identity_.arch = options_.arch;
   identity_.simulated = false;
   identity_.l2 = options_.measure.flush_l2 ? "flush" : "warm";
+  identity_.constant_weights = options_.constant_weights;
   prepare_worker();
 }
 

@@ -76,6 +76,10 @@ struct CpuMeasurerOptions {
   // would cost far more than the calls. 64 MiB is 2x the 32 MB L3 of the target EPYC.
   int64_t max_evict_bytes = int64_t(64) << 20;
   double start_timeout_seconds = 120;  // first contact, restarts, and computing references
+  // Weights taken as constant (DeviceIdentity::constant_weights): candidates whose plans name
+  // constant-weights entries have their weights packed once per layout, outside the timing,
+  // and are timed reading them, as a pack runs declared weights.
+  bool constant_weights = false;
 };
 
 class CpuMeasurer : public Measurer {

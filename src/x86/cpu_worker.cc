@@ -11,6 +11,12 @@
 // reused path, such as a recycled /proc/self/fd/N, would hand back an older candidate's
 // library. At most kMaxLoaded candidates stay loaded; the oldest is dlclose'd first.
 //
+// Constant weights (a plan with a prepacked_entry, tune --constant-weights): the worker packs the
+// op's weights once per layout (panel width, K block, B's N and K) with the candidate's
+// prepack entry, outside any timing, keeps the panels within kPanelBudgetBytes (shared by every
+// candidate of that layout: the panels depend on the weights and the layout alone), and calls
+// the prepacked entry on them, in the check as in the timing.
+//
 // Nothing is compiled here: the tuner hands over finished binaries.
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -45,6 +51,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMaxLoaded = 64;                            // candidates kept dlopen'ed
 constexpr size_t kReferenceBudgetBytes = size_t(512) << 20;  // kept reference results
+constexpr size_t kPanelBudgetBytes = size_t(1) << 30;        // kept prepacked weights
 constexpr size_t kAlignment = 4096;  // operands and output (after its guard band) page-aligned
 constexpr unsigned char kOutputFill = 0xFF;  // NaN as float, and the canary
 constexpr int kPoolSleepWaitUs = 5000;  // a pool thread spins 20 us after a call, then sleeps
@@ -71,10 +78,28 @@ struct AlignedBuffer {
   unsigned char* get() const { return data.get(); }
 };
 
+using PrepackFn = long long (*)(const DietcodeArgs*, float*);
+using PrepackedFn = int (*)(const DietcodeArgs*, const DietcodeCpuRuntime*, const float*);
+
+// A loaded candidate's entries: `fn`, or with constant weights `prepack` and `run_prepacked`.
+struct KernelEntries {
+  DietcodeCpuKernelFn fn = nullptr;
+  PrepackFn prepack = nullptr;
+  PrepackedFn run_prepacked = nullptr;
+  int panel_nr = 0, panel_kc = 0;
+
+  explicit operator bool() const { return fn != nullptr; }
+  // panels: the weights prepacked for this call, or null to call fn.
+  int operator()(const DietcodeArgs* a, const DietcodeCpuRuntime* rt, const float* panels) const {
+    return panels ? run_prepacked(a, rt, panels) : fn(a, rt);
+  }
+};
+
 // One dlopen'ed candidate; dlclose and the memfd's close on destruction.
 class Library {
  public:
-  Library(const std::string& image, const std::string& entry) {
+  Library(const std::string& image, const LaunchPlan& plan) {
+    const std::string& entry = plan.entry;
     static std::atomic<uint64_t> loads{0};
     static const std::string dir = ::access("/dev/shm", W_OK) == 0
                                        ? std::string("/dev/shm")
@@ -95,8 +120,17 @@ class Library {
           fmt::format("cannot load the shared object: {}", why ? why : "dlopen failed"));
     }
     ::dlerror();
-    fn_ = reinterpret_cast<DietcodeCpuKernelFn>(::dlsym(handle_, entry.c_str()));
-    if (!fn_) throw LoadError(fmt::format("the shared object has no entry \"{}\"", entry));
+    entries_.fn = reinterpret_cast<DietcodeCpuKernelFn>(::dlsym(handle_, entry.c_str()));
+    if (!entries_.fn) throw LoadError(fmt::format("the shared object has no entry \"{}\"", entry));
+    if (plan.prepacked_entry.empty()) return;
+    entries_.prepack = reinterpret_cast<PrepackFn>(::dlsym(handle_, plan.prepack_entry.c_str()));
+    entries_.run_prepacked =
+        reinterpret_cast<PrepackedFn>(::dlsym(handle_, plan.prepacked_entry.c_str()));
+    if (!entries_.prepack || !entries_.run_prepacked)
+      throw LoadError(fmt::format("the shared object has no constant-weights entries \"{}\"",
+                                  plan.prepacked_entry));
+    entries_.panel_nr = plan.panel_nr;
+    entries_.panel_kc = plan.panel_kc;
   }
   ~Library() {
     if (handle_) ::dlclose(handle_);
@@ -104,11 +138,11 @@ class Library {
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;
 
-  DietcodeCpuKernelFn fn() const { return fn_; }
+  const KernelEntries& entries() const { return entries_; }
 
  private:
   void* handle_ = nullptr;
-  DietcodeCpuKernelFn fn_ = nullptr;
+  KernelEntries entries_;
 };
 
 // One op's operands, sized for the largest shape seen so far. Contents depend on (seed, element
@@ -214,18 +248,42 @@ class CpuWorker {
         &job);
   }
 
-  DietcodeCpuKernelFn load(const WorkerKernel& kernel) {
+  KernelEntries load(const WorkerKernel& kernel) {
     auto it = loaded_.find(kernel.id);
-    if (it != loaded_.end()) return it->second->fn();
+    if (it != loaded_.end()) return it->second->entries();
     while (loaded_.size() >= kMaxLoaded) {
       loaded_.erase(load_order_.front());
       load_order_.pop_front();
     }
-    auto library = std::make_unique<Library>(kernel.image, kernel.plan.entry);
-    DietcodeCpuKernelFn fn = library->fn();
+    auto library = std::make_unique<Library>(kernel.image, kernel.plan);
+    KernelEntries entries = library->entries();
     loaded_.emplace(kernel.id, std::move(library));
     load_order_.push_back(kernel.id);
-    return fn;
+    return entries;
+  }
+
+  // The weights of `a` prepacked for k's layout (packed now when new, outside any timing), or
+  // null when k packs them in every call. Throws EnvironmentError when out of memory.
+  std::shared_ptr<AlignedBuffer> panels(const KernelEntries& k, const WorkerCandidate& c,
+                                        const DietcodeArgs& a, uint64_t seed) {
+    if (!k.run_prepacked) return nullptr;
+    const long long kc = std::min<long long>(k.panel_kc, a.k);
+    const std::string key =
+        fmt::format("{}|{}|{}|{}|{}|{}", c.op.name, seed, k.panel_nr, kc, a.n, a.k);
+    if (auto it = panels_.find(key); it != panels_.end()) return it->second;
+    const long long floats = k.prepack(&a, nullptr);
+    if (floats <= 0) return nullptr;
+    auto buffer = std::make_shared<AlignedBuffer>(size_t(floats) * sizeof(float));
+    k.prepack(&a, reinterpret_cast<float*>(buffer->get()));
+    // Older panels go first; a request still holding some keeps them alive until it ends.
+    while (!panel_order_.empty() && panel_bytes_ + buffer->bytes > kPanelBudgetBytes) {
+      panel_bytes_ -= panels_.at(panel_order_.front())->bytes;
+      panels_.erase(panel_order_.front());
+      panel_order_.pop_front();
+    }
+    panel_bytes_ += buffer->bytes;
+    panel_order_.push_back(key);
+    return panels_.emplace(key, std::move(buffer)).first->second;
   }
 
   Operands& operands(const WorkerCandidate& c, uint64_t seed) {
@@ -317,7 +375,7 @@ class CpuWorker {
   }
 
   json check(const WorkerCandidate& c, uint64_t seed) {
-    DietcodeCpuKernelFn fn;
+    KernelEntries fn;
     try {
       fn = load(c.kernel);
     } catch (const LoadError& e) {
@@ -330,7 +388,9 @@ class CpuWorker {
       const Reference& ref = reference(c, size_t(index), o);
       std::memset(o.c.get(), kOutputFill, o.c.bytes);  // NaN: an element never written fails
       DietcodeArgs a = args(o, c, size_t(index));
-      if (int rc = fn(&a, &rt); rc != 0)
+      const std::shared_ptr<AlignedBuffer> weights = panels(fn, c, a, seed);
+      if (int rc = fn(&a, &rt, weights ? reinterpret_cast<const float*>(weights->get()) : nullptr);
+          rc != 0)
         return reply(MeasureStatus::kLaunchError,
                      fmt::format("the kernel returned {} ({})", rc, shape_text(s)));
       const size_t out_bytes = size_t(s.batch * s.M * s.N) * sizeof(float);
@@ -355,7 +415,7 @@ class CpuWorker {
     const bool evict = request.at("evict").get<bool>() && evict_.bytes > 0;
     const size_t n = cands.size();
     std::vector<WorkerResult> results(n);
-    std::vector<DietcodeCpuKernelFn> fns(n, nullptr);
+    std::vector<KernelEntries> fns(n);
     for (size_t i = 0; i < n; ++i) {
       try {
         fns[i] = load(cands[i].kernel);
@@ -367,6 +427,7 @@ class CpuWorker {
     }
     // Operands are final now (growing them moves them): take every call's arguments up front.
     std::vector<std::vector<DietcodeArgs>> call_args(n);
+    std::vector<std::vector<std::shared_ptr<AlignedBuffer>>> call_panels(n);
     std::vector<std::vector<std::vector<double>>> samples(n);
     std::vector<std::pair<size_t, size_t>> order;  // (candidate, shape), one round
     for (size_t i = 0; i < n; ++i) {
@@ -375,6 +436,7 @@ class CpuWorker {
       const Operands& o = operands_.at(cands[i].op.name);
       for (size_t s = 0; s < cands[i].shapes.size(); ++s) {
         call_args[i].push_back(args(o, cands[i], s));
+        call_panels[i].push_back(panels(fns[i], cands[i], call_args[i].back(), seed));
         order.emplace_back(i, s);
       }
     }
@@ -386,14 +448,16 @@ class CpuWorker {
         // bench starts every timed run with the pack's pool asleep; time kernels from that
         // state too, or the tuner would rank small kernels by a cost bench then adds.
         pool_->wait_until_workers_sleep(kPoolSleepWaitUs);
+        const float* weights =
+            call_panels[i][s] ? reinterpret_cast<const float*>(call_panels[i][s]->get()) : nullptr;
         const auto start = Clock::now();
-        const int rc = fns[i](&call_args[i][s], &rt);
+        const int rc = fns[i](&call_args[i][s], &rt, weights);
         const auto end = Clock::now();
         if (rc != 0) {
           results[i].status = MeasureStatus::kLaunchError;
           results[i].error =
               fmt::format("the kernel returned {} ({})", rc, shape_text(cands[i].shapes[s]));
-          fns[i] = nullptr;
+          fns[i] = KernelEntries();
           continue;
         }
         if (round >= warmup)
@@ -420,6 +484,9 @@ class CpuWorker {
   std::map<std::string, Reference> references_;
   std::deque<std::string> reference_order_;
   size_t reference_bytes_ = 0;
+  std::map<std::string, std::shared_ptr<AlignedBuffer>> panels_;
+  std::deque<std::string> panel_order_;
+  size_t panel_bytes_ = 0;
 };
 
 }  // namespace

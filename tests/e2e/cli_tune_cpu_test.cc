@@ -190,6 +190,30 @@ TEST_F(CliTuneCpu, ArchCapLeavesHigherLevelRecordsOutOfAResumedSearch) {
   EXPECT_GT(avx2, 0u) << "the capped run measured its own trials";
 }
 
+// --constant-weights: BLIS kernels are checked and timed reading weights packed once (their
+// constant-weights entries, on panels the worker packs outside the timing), every record says
+// so, and a run without the flag resumes from none of them.
+TEST_F(CliTuneCpu, ConstantWeightsAreTimedPackedOnceAndRecordedAsARegime) {
+  CommandResult r = tune(
+      "--target cpu --threads 2 --ops down --trials 6 --seed 3 --constant-weights -o cw.jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_THAT(r.out + r.err, HasSubstr("weights packed once (constant)"));
+  const std::vector<json> records = measurements(test::read_file(dir_ / "cw.jsonl"));
+  ASSERT_FALSE(records.empty());
+  size_t blis_ok = 0;
+  for (const json& j : records) {
+    EXPECT_EQ(j.value("weights", ""), "constant");
+    EXPECT_EQ(j["status"], "ok") << j.dump();  // the prepacked results matched the reference
+    const std::string tmpl = j["mk"]["template"];
+    if (tmpl == "x86_avx2_f32" || tmpl == "x86_avx512_f32") ++blis_ok;
+  }
+  EXPECT_GT(blis_ok, 0u) << "no BLIS kernel, which packs its weights, was timed";
+  r = tune("--target cpu --threads 2 --ops down --trials 1 --seed 3 -o cw.jsonl");
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  EXPECT_THAT(r.out + r.err, HasSubstr("records timed with the weights constant: this run times them "
+                               "packed in every call"));
+}
+
 TEST_F(CliTuneCpu, OptionsOfTheOtherTargetAreRefusedWithOneLine) {
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"--target cpu --simulate h100", "--simulate is for GPUs; --target cpu tunes on this host"},
@@ -198,6 +222,7 @@ TEST_F(CliTuneCpu, OptionsOfTheOtherTargetAreRefusedWithOneLine) {
            {"--threads 2", "--threads is for --target cpu"},
            {"--cxx g++", "--cxx is for --target cpu"},
            {"--arch x86-64-v3", "--arch is for --target cpu"},
+           {"--constant-weights", "--constant-weights is for --target cpu"},
            {"--target cpu --arch x86-64-v9", "--arch: unknown ISA level \"x86-64-v9\""},
            {"--target cpu --arch x86-64-v2", "--arch x86-64-v2: every CPU template needs x86-64-v3"},
            {"--target tpu", "--target"}}) {

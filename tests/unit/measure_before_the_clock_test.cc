@@ -185,5 +185,48 @@ TEST(L2Regime, AResumedRunTakesOnlyRecordsOfItsOwnRegime) {
   fs::remove(path);
 }
 
+// The weights regime (tune --constant-weights) is recorded like the L2's: "weights":
+// "constant" when set, nothing otherwise (old logs read as weights packed in every call), and a
+// resumed run takes only records of its own regime.
+TEST(WeightsRegime, RecordedWhenConstantAndAResumedRunKeepsToItsOwn) {
+  TuningRecord constant = record("flush");
+  constant.constant_weights = true;
+  nlohmann::json j = constant.to_json();
+  EXPECT_EQ(j.at("weights"), "constant");
+  EXPECT_TRUE(TuningRecord::from_json(j).constant_weights);
+  EXPECT_FALSE(record("flush").to_json().contains("weights"));
+  EXPECT_FALSE(TuningRecord::from_json(record("flush").to_json()).constant_weights);
+  j["weights"] = "per_call";
+  EXPECT_FALSE(TuningRecord::from_json(j).constant_weights);
+  j["weights"] = "frozen";
+  try {
+    TuningRecord::from_json(j);
+    FAIL() << "expected UserError";
+  } catch (const UserError& e) {
+    EXPECT_STREQ(e.what(), "weights: expected \"constant\" or \"per_call\"");
+  }
+
+  const fs::path path =
+      fs::temp_directory_path() / ("dietcode_weights_" + std::to_string(getpid()));
+  {
+    TuningLogWriter writer(path.string());
+    writer.append(constant);
+    writer.append(record("flush"));
+    writer.append(record("flush"));
+  }
+  DeviceIdentity device{"NVIDIA H100 80GB HBM3", "sm_90", false, "flush"};
+  ResumeState per_call = read_log_for_resume(path.string(), "w", device);
+  EXPECT_EQ(per_call.records.size(), 2u);
+  ASSERT_EQ(per_call.notes.size(), 1u);
+  EXPECT_EQ(per_call.notes[0], path.string() +
+                                   ": ignoring 1 record timed with the weights constant: this "
+                                   "run times them packed in every call (--constant-weights)");
+  device.constant_weights = true;
+  ResumeState constant_run = read_log_for_resume(path.string(), "w", device);
+  ASSERT_EQ(constant_run.records.size(), 1u);
+  EXPECT_TRUE(constant_run.records[0].constant_weights);
+  fs::remove(path);
+}
+
 }  // namespace
 }  // namespace dietcode
