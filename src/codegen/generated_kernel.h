@@ -46,7 +46,8 @@ struct LaunchPlan {
 
 // What a pack adds to a CPU kernel that packs B (the BLIS form of dense and conv2d) so that it
 // can read weights its caller declares constant from panels packed once
-// (templates/x86/ops_x86.h: prepack, run_prepacked). The tuner never compiles these.
+// (templates/x86/ops_x86.h: prepack, run_prepacked). The tuner compiles them only with
+// tune --constant-weights (CompileStepOptions::constant_weights).
 struct ConstantWeightsEntries {
   std::string source;         // two extern "C" functions, to append to the kernel's source
   std::string prepack;        // long long (const DietcodeArgs*, float* dst)

@@ -75,7 +75,8 @@
 //   every KC block (gemm_x86.h's prepack_b) and returns the floats that takes (dst null: only
 //   the count); run_prepacked<OP, EPI, P, ...>(args, rt, panels) is run reading B from those
 //   panels, with no packing of B at all. A pack does this for weights its caller declares
-//   constant (dietcode_declare_constant); the tuner times run.
+//   constant (dietcode_declare_constant); the tuner times run, or run_prepacked under
+//   tune --constant-weights.
 //
 // Threads: the output is tiled into tm x tn private regions (Params::THREADS_M) and handed to
 // rt->parallel_for as tm*tn tasks (batch_matmul with batch >= threads: runs of consecutive
