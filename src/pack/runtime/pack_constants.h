@@ -13,6 +13,7 @@
 #ifndef DIETCODE_PACK_CONSTANTS_H_
 #define DIETCODE_PACK_CONSTANTS_H_
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -52,13 +53,21 @@ class ConstantRegistry {
   void declare(const OpDesc& op, const void* data) {
     std::lock_guard<std::mutex> lock(mu_);
     declared_[{&op, data}] = Copies();
+    size_.store(declared_.size(), std::memory_order_release);
   }
 
   /* Ends a declaration; false when `data` was not declared for op. */
   bool forget(const OpDesc& op, const void* data) {
     std::lock_guard<std::mutex> lock(mu_);
-    return declared_.erase({&op, data}) > 0;
+    const bool erased = declared_.erase({&op, data}) > 0;
+    size_.store(declared_.size(), std::memory_order_release);
+    return erased;
   }
+
+  /* False when nothing is declared: launches of a pack whose caller never declares anything
+   * skip the registry's lock. (A launch racing a first declaration may miss it, and packs in
+   * its call as before: either way the result is the same.) */
+  bool any() const { return size_.load(std::memory_order_acquire) > 0; }
 
   /* The copy of declared weights `data` in `layout`, new (not ready) when none was made yet;
    * null when `data` is not declared constant for op. Throws std::bad_alloc. */
@@ -76,6 +85,7 @@ class ConstantRegistry {
   using Copies = std::map<ConstantLayout, std::shared_ptr<PackedConstant>>;
   std::mutex mu_;
   std::map<std::pair<const OpDesc*, const void*>, Copies> declared_;
+  std::atomic<size_t> size_{0};  // declared_.size(), read without the lock
 };
 
 /* The pack's registry, created on first use and freed when the pack is unloaded. */

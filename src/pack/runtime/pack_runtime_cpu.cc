@@ -121,7 +121,7 @@ int check_alignment(const OpDesc& op, int index, void* const* args) {
 // not declared constant or the kernel reads them in place anyway. Throws std::bad_alloc.
 std::shared_ptr<PackedConstant> packed_weights(const OpDesc& op, const KernelDesc& k,
                                                const DietcodeArgs& a) {
-  if (!k.prepack || op.weights_arg < 0) return nullptr;
+  if (!k.prepack || op.weights_arg < 0 || !constants().any()) return nullptr;
   // B's GEMM dimensions (conv2d: filters x R*S*C, check_conv_geometry made sure). A K block
   // past K packs as K, so kernels whose K blocks both cover K share one copy.
   const int64_t kc = k.panel_kc < a.k ? k.panel_kc : a.k;
