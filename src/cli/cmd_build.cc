@@ -17,6 +17,7 @@
 
 #include "cli/app.h"
 #include "common/error.h"
+#include "common/paths.h"
 #include "cuda/device_query.h"
 #include "nvrtc/kernel_cache.h"
 #include "nvrtc/nvrtc_compiler.h"
@@ -116,6 +117,8 @@ nlohmann::json report_json(const PackBuildReport& r) {
           {"kernels_compiled", r.kernels_compiled},
           {"compile_seconds", r.compile_seconds},
           {"pack_compile_seconds", r.files.compile_seconds},
+          {"kernel_objects", r.files.kernel_objects},
+          {"kernel_objects_cached", r.files.kernel_objects_cached},
           {"total_seconds", r.total_seconds},
           {"ops", ops}};
 }
@@ -147,8 +150,12 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
     for (const std::string& why : op.dropped)
       std::printf("  dropped (does not compile): %s\n", why.c_str());
   }
-  std::printf("compiled %d kernel(s) for %s in %.2f s; pack compiled in %.2f s\n",
+  std::printf("compiled %d kernel(s) for %s in %.2f s; pack compiled in %.2f s",
               r.kernels_compiled, join(archs).c_str(), r.compile_seconds, r.files.compile_seconds);
+  if (r.files.kernel_objects > 0)
+    std::printf(" (%d of its %d kernel objects from the cache)", r.files.kernel_objects_cached,
+                r.files.kernel_objects);
+  std::printf("\n");
   std::printf("wrote %s (%.1f KB) and %s in %.2f s (%s)\n", r.files.library.string().c_str(),
               double(r.files.library_bytes) / 1024.0, r.files.header.string().c_str(),
               r.total_seconds, r.choices.c_str());
@@ -237,6 +244,7 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
 
   KernelCompiler compiler = kernel_compiler(options.target);
   if (!compiler.cxx.empty()) options.write.cxx = compiler.cxx;
+  options.write.object_cache_dir = cache_dir() / "pack-objects";
   PackBuildReport report =
       build_pack(workload, choices, *fallback, *compiler.cached, output, options);
   warnings.insert(warnings.end(), report.warnings.begin(), report.warnings.end());

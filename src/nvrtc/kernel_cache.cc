@@ -1,11 +1,8 @@
 #include "nvrtc/kernel_cache.h"
 
-#include <unistd.h>
-
 #include <fstream>
-#include <sstream>
-#include <thread>
 
+#include "common/atomic_file.h"
 #include "common/paths.h"
 #include "nvrtc/cache_entry.h"
 #include "nvrtc/stable_hash.h"
@@ -20,14 +17,6 @@ namespace {
 void field(std::string& out, const char* tag, const std::string& value) {
   out += tag;
   out += ' ' + std::to_string(value.size()) + '\n' + value + '\n';
-}
-
-// A name no other writer (thread or process) uses at the same moment.
-std::string temporary_suffix() {
-  static std::atomic<unsigned long> counter{0};
-  std::ostringstream out;
-  out << ".tmp." << ::getpid() << '.' << std::this_thread::get_id() << '.' << counter++;
-  return out.str();
 }
 
 }  // namespace
@@ -68,25 +57,7 @@ bool CachingCompiler::load(const fs::path& path, const std::string& key, Compile
 }
 
 bool CachingCompiler::store(const fs::path& path, const std::string& bytes) {
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  fs::path temporary = path;
-  temporary += temporary_suffix();
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out.write(bytes.data(), std::streamsize(bytes.size())) || !out.flush()) {
-      out.close();
-      fs::remove(temporary, ec);
-      return false;
-    }
-  }
-  // rename() replaces the target atomically: readers see the old entry or the new one.
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    return false;
-  }
-  return true;
+  return write_file_atomically(path, bytes);
 }
 
 CompileResult CachingCompiler::compile(const CompileRequest& request) {

@@ -9,11 +9,15 @@
 // --keep-global-symbol): each unit keeps its own copy of everything it uses.
 //
 //   CXX FLAGS [-fno-gnu-unique] -c UNIT.cc -o UNIT.raw.o   (the unit's flags: -march=LEVEL ...;
-//                                                          g++ only: see compiler_specific_flags)
+//                                                          g++ only: see identify_toolchain)
 //   CXX -r -nostdlib -Wl,--force-group-allocation UNIT.raw.o -o UNIT.o
 //   objcopy --keep-global-symbol=ENTRY ... UNIT.o
 //
-// Units compile in parallel, one per core.
+// Units compile in parallel, one per core. With a cache folder, each finished object is kept
+// there under a hash of everything that decides its bytes (the unit's file name, flags, entries
+// and source, the compiler's --version text, objcopy's), so a pack rebuilt from the same
+// kernels, or another pack sharing some, skips their compiles. A compiler whose --version
+// fails is not cached.
 #pragma once
 
 #include <filesystem>
@@ -24,11 +28,19 @@
 
 namespace dietcode {
 
+struct KernelUnitStats {
+  int units = 0;
+  int cache_hits = 0;  // objects taken from the cache, not compiled
+};
+
 // The objects, relative to dir, in unit order. The units' sources must already be written
-// there. Throws EnvironmentError when objcopy is missing, std::runtime_error (an internal
-// error, with the compiler's output) when a unit does not compile.
+// there. `cache_dir` empty: no cache. Throws EnvironmentError when objcopy is missing,
+// std::runtime_error (an internal error, with the compiler's output) when a unit does not
+// compile.
 std::vector<std::string> compile_kernel_units(const std::vector<KernelUnit>& units,
                                               const std::string& cxx,
-                                              const std::filesystem::path& dir);
+                                              const std::filesystem::path& dir,
+                                              const std::filesystem::path& cache_dir = {},
+                                              KernelUnitStats* stats = nullptr);
 
 }  // namespace dietcode

@@ -110,7 +110,11 @@ PackFiles write_pack(const PackRequest& request, const fs::path& library,
   write_file(dir.path() / "exports.map", src.version_script);
   write_file(dir.path() / files.header.filename(), src.header);
   for (const KernelUnit& unit : src.kernel_units) write_file(dir.path() / unit.file, unit.source);
-  std::vector<std::string> objects = compile_kernel_units(src.kernel_units, options.cxx, dir.path());
+  KernelUnitStats unit_stats;
+  std::vector<std::string> objects = compile_kernel_units(
+      src.kernel_units, options.cxx, dir.path(), options.object_cache_dir, &unit_stats);
+  files.kernel_objects = unit_stats.units;
+  files.kernel_objects_cached = unit_stats.cache_hits;
 
   std::vector<std::string> argv = {options.cxx,
                                    "-std=c++17",

@@ -26,6 +26,8 @@ struct PackWriteOptions {
   std::string cuda_include_dir;  // cuda.h (GPU packs); empty: the toolkit dietcode was built
                                  // with, else /usr/local/cuda/include
   bool keep_build_dir = false;   // leave the generated sources behind (printed) for debugging
+  std::filesystem::path object_cache_dir;  // a CPU pack's kernel objects are kept here and
+                                           // reused (pack_kernel_units.h); empty: no cache
 };
 
 struct PackFiles {
@@ -33,6 +35,8 @@ struct PackFiles {
   std::filesystem::path build_dir;  // only when kept
   uintmax_t library_bytes = 0;
   double compile_seconds = 0;
+  int kernel_objects = 0;         // a CPU pack's kernel units
+  int kernel_objects_cached = 0;  // of them, taken from the object cache
 };
 
 // The header's path for a library path: "out/libbert_dense.so" -> "out/bert_dense.h".

@@ -274,9 +274,13 @@ class CpuPackTest : public ::testing::Test {
 
   static void build(const std::string& name, const std::string& log, const std::string& extra) {
     fs::create_directories(*dir_ / name);
-    Shell r = run("cd '" + dir_->string() + "' && DIETCODE_CACHE_DIR='" +
-                  (*dir_ / "cache").string() + "' '" DIETCODE_CLI_PATH "' build cpupack.json --log " +
-                  log + " -o " + name + "/libcpupack.so " + extra);
+    // One cache for every process of this suite (ctest runs each test in its own): the first
+    // build compiles the kernels, the others take their objects from the cache.
+    const fs::path cache =
+        fs::temp_directory_path() / ("dietcode_cpu_pack_test_cache_" + std::to_string(getuid()));
+    Shell r = run("cd '" + dir_->string() + "' && DIETCODE_CACHE_DIR='" + cache.string() +
+                  "' '" DIETCODE_CLI_PATH "' build cpupack.json --log " + log + " -o " + name +
+                  "/libcpupack.so " + extra);
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
 
@@ -614,6 +618,40 @@ TEST_F(CpuPackTest, ProgramsForOlderAbiVersionsKeepWorking) {
                  library("v3").string() + "' scores T=5");
   EXPECT_EQ(py.exit_code, 0) << py.out;
   EXPECT_THAT(py.out, HasSubstr("OK on the CPU"));
+}
+
+// The kernel objects of a CPU pack are cached (pack_kernel_units.h): a rebuild compiles none of
+// them and gives the same bytes; an entry that is not what its name says (here: truncated) is
+// compiled again, not linked.
+TEST_F(CpuPackTest, ARebuildTakesItsKernelObjectsFromTheCacheAndIsTheSamePack) {
+  const fs::path cache = *dir_ / "private-cache";
+  // The same file name in three folders: the name is in the pack (its soname).
+  auto build_into = [&](const std::string& folder) {
+    fs::create_directories(*dir_ / folder);
+    Shell r = run("cd '" + dir_->string() + "' && DIETCODE_CACHE_DIR='" + cache.string() +
+                  "' '" DIETCODE_CLI_PATH "' build cpupack.json --log avx2.jsonl --json -o " +
+                  folder + "/libcpupack.so");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return nlohmann::json::parse(r.out.substr(r.out.find('{')));
+  };
+  auto bytes = [&](const std::string& folder) {
+    std::ifstream in(*dir_ / folder / "libcpupack.so", std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  nlohmann::json first = build_into("first");
+  ASSERT_GT(first["kernel_objects"].get<int>(), 1);
+  EXPECT_EQ(first["kernel_objects_cached"], 0);
+  nlohmann::json second = build_into("second");
+  EXPECT_EQ(second["kernel_objects_cached"], first["kernel_objects"]);
+  EXPECT_TRUE(bytes("first") == bytes("second")) << "the cached objects made another pack";
+
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(cache / "pack-objects")) entries.push_back(e.path());
+  ASSERT_EQ(int(entries.size()), first["kernel_objects"].get<int>());
+  fs::resize_file(entries[0], fs::file_size(entries[0]) / 2);
+  nlohmann::json third = build_into("third");
+  EXPECT_EQ(third["kernel_objects_cached"].get<int>(), first["kernel_objects"].get<int>() - 1);
+  EXPECT_TRUE(bytes("first") == bytes("third")) << "a damaged entry changed the pack";
 }
 
 TEST_F(CpuPackTest, BuildRefusesForeignArchsAndTargets) {
