@@ -117,8 +117,11 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
 
   GeneratedKernel out;
   out.name = mk.tmpl;
-  if (form == X86Form::kBlis && op.kind != OpKind::kBatchMatmul)
+  const std::string templates = load_template_source(data_dir() / "templates" / "x86", "ops_x86.h");
+  if (form == X86Form::kBlis && op.kind != OpKind::kBatchMatmul) {
     out.constant_weights = constant_weights_entries(op, mk, instantiation);
+    out.constant_weights.standalone_source = templates + out.constant_weights.source;
+  }
   // One entry name per (template instantiation), so candidates can share a shared object.
   out.plan.entry = "dietcode_cpu_" + stable_hash_hex(instantiation);
   // The register tile in C's frame: where partial tiles begin. The W-broadcast form's tile is
@@ -128,7 +131,7 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
   out.plan.tile_n = transposed ? p("MR") : p("NR");
   out.plan.threads = 0;  // the pack's and the measurer's thread pool decide
   out.fixed_arch = x86_isa_level(mk.tmpl);
-  out.source = load_template_source(data_dir() / "templates" / "x86", "ops_x86.h") +
+  out.source = templates +
                fmt::format(
                    "\n// ---- the candidate: {}\n"
                    "extern \"C\" __attribute__((visibility(\"default\"))) int {}(\n"

@@ -53,6 +53,10 @@ struct ConstantWeightsEntries {
   std::string prepack;        // long long (const DietcodeArgs*, float* dst)
   std::string run_prepacked;  // int (const DietcodeArgs*, const DietcodeCpuRuntime*, const float*)
   int panel_nr = 0, panel_kc = 0;  // the panels' layout: kernels with equal ones share them
+  // The template text with these two entries and without the per-call one: what
+  // `tune --constant-weights` compiles, since it times the kernel on prepacked weights only
+  // (the per-call entry would double the compile for nothing).
+  std::string standalone_source;
 };
 
 struct GeneratedKernel {

@@ -84,7 +84,8 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
     request.source = out[i].kernel.source;
     const ConstantWeightsEntries& cw = out[i].kernel.constant_weights;
     if (options.constant_weights && !cw.prepack.empty()) {
-      request.source += cw.source;
+      // Only the prepacked entries are timed in this regime (the worker loads no other).
+      request.source = cw.standalone_source;
       LaunchPlan& plan = out[i].kernel.plan;
       plan.prepack_entry = cw.prepack;
       plan.prepacked_entry = cw.run_prepacked;

@@ -15,7 +15,8 @@
 // op's weights once per layout (panel width, K block, B's N and K) with the candidate's
 // prepack entry, outside any timing, keeps the panels within kPanelBudgetBytes (shared by every
 // candidate of that layout: the panels depend on the weights and the layout alone), and calls
-// the prepacked entry on them, in the check as in the timing.
+// the prepacked entry on them, in the check as in the timing. Such a candidate has no per-call
+// entry: the tuner compiled it without.
 //
 // Nothing is compiled here: the tuner hands over finished binaries.
 #include <dlfcn.h>
@@ -88,11 +89,14 @@ struct KernelEntries {
   PrepackedFn run_prepacked = nullptr;
   int panel_nr = 0, panel_kc = 0;
 
-  explicit operator bool() const { return fn != nullptr; }
-  // panels: the weights prepacked for this call, or null to call fn.
+  explicit operator bool() const { return fn != nullptr || run_prepacked != nullptr; }
+  // panels: the weights prepacked for this call, or null to call fn (which a constant-weights
+  // candidate does not have: kNoPerCallEntry).
   int operator()(const DietcodeArgs* a, const DietcodeCpuRuntime* rt, const float* panels) const {
-    return panels ? run_prepacked(a, rt, panels) : fn(a, rt);
+    if (panels) return run_prepacked(a, rt, panels);
+    return fn ? fn(a, rt) : kNoPerCallEntry;
   }
+  static constexpr int kNoPerCallEntry = -1;
 };
 
 // One dlopen'ed candidate; dlclose and the memfd's close on destruction.
@@ -120,9 +124,14 @@ class Library {
           fmt::format("cannot load the shared object: {}", why ? why : "dlopen failed"));
     }
     ::dlerror();
-    entries_.fn = reinterpret_cast<DietcodeCpuKernelFn>(::dlsym(handle_, entry.c_str()));
-    if (!entries_.fn) throw LoadError(fmt::format("the shared object has no entry \"{}\"", entry));
-    if (plan.prepacked_entry.empty()) return;
+    // A constant-weights plan (tune --constant-weights) is timed on prepacked weights alone,
+    // and its candidate is compiled without the per-call entry (compile_step.cc).
+    if (plan.prepacked_entry.empty()) {
+      entries_.fn = reinterpret_cast<DietcodeCpuKernelFn>(::dlsym(handle_, entry.c_str()));
+      if (!entries_.fn)
+        throw LoadError(fmt::format("the shared object has no entry \"{}\"", entry));
+      return;
+    }
     entries_.prepack = reinterpret_cast<PrepackFn>(::dlsym(handle_, plan.prepack_entry.c_str()));
     entries_.run_prepacked =
         reinterpret_cast<PrepackedFn>(::dlsym(handle_, plan.prepacked_entry.c_str()));

@@ -132,6 +132,16 @@ TEST_F(CpuPipeline, GeneratedKernelsNameTheirInstantiationAndShareNothingElse) {
   EXPECT_EQ(a.source.find("\n#include \""), std::string::npos);  // self-contained
   EXPECT_EQ(a.plan.tile_m, 6);
   EXPECT_EQ(a.plan.tile_n, 16);
+  // The constant-weights unit (tune --constant-weights compiles it): the same templates with
+  // the two constant-weights entries and no per-call one.
+  const ConstantWeightsEntries& cw = a.constant_weights;
+  ASSERT_FALSE(cw.prepack.empty());
+  EXPECT_NE(a.source.find(" " + a.plan.entry + "("), std::string::npos);
+  EXPECT_EQ(cw.standalone_source.find(" " + a.plan.entry + "("), std::string::npos);
+  EXPECT_NE(cw.standalone_source.find(" " + cw.prepack + "("), std::string::npos);
+  EXPECT_NE(cw.standalone_source.find(" " + cw.run_prepacked + "("), std::string::npos);
+  EXPECT_EQ(a.source.substr(0, a.source.find("\n// ---- the candidate")),
+            cw.standalone_source.substr(0, cw.standalone_source.find("\n// ---- constant weights")));
   EXPECT_TRUE(template_spaces_for(op).size() >= 1);  // the CUDA templates stay the default
   for (const TemplateSpace* s : template_spaces_for(op)) EXPECT_EQ(s->target, Target::kCuda);
 }
