@@ -38,6 +38,7 @@ struct BuildOptions {
   std::string archs;   // empty: GPU, the local GPU's arch, else sm_90; CPU, the kernels' levels
   int max_kernels = 8;
   int max_depth = 10;
+  double tie_within_pct = 1.0;
   bool allow_simulated = false;
   int jobs = 0;
   bool json = false;
@@ -209,6 +210,10 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
   if (o.max_depth < 0) throw UserError("--max-depth: expected 0 or more");
   options.tree.max_kernels = o.max_kernels;
   options.tree.max_depth = o.max_depth;
+  if (!(o.tie_within_pct >= 0 && o.tie_within_pct < 100))
+    throw UserError("--tie-within: expected a percentage in [0, 100), got " +
+                    fmt::format("{}", o.tie_within_pct));
+  options.tree.tie_fraction = o.tie_within_pct / 100.0;
   options.jobs = o.jobs;
   options.write.keep_build_dir = o.keep_build_dir;
   bool chatty = !global.quiet && !o.json;
@@ -286,6 +291,11 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
       ->default_str("8");
   cmd->add_option("--max-depth", opts->max_depth, "Depth limit of each dispatcher tree")
       ->default_str("10");
+  cmd->add_option("--tie-within", opts->tie_within_pct,
+                  "Kernels within this percentage of an instance's best measured time count as "
+                  "tied with it: no kernel is kept, and no split made, for a smaller gain, which "
+                  "timing noise could have decided (0: keep every gain)")
+      ->default_str("1");
   cmd->add_flag("--allow-simulated", opts->allow_simulated,
                 "Accept a log from a simulated device (a test double: its numbers are not "
                 "GPU measurements)");

@@ -37,6 +37,11 @@ struct TreeFitOptions {
   int max_kernels = 0;              // at most this many distinct kernels in the leaves; 0 = any
   int max_depth = 10;               // exceeded only where a leaf would have no usable kernel
   double min_improvement_us = 0.0;  // a split must cut the weighted regret by more than this
+  // Latencies within this fraction of an instance's best measured one count as equal to it in
+  // the fit (not in the reported time lost). Two kernels 0.4% apart on one instance differ by
+  // less than the timing noise: without it the fit keeps a kernel, and grows a leaf, for each
+  // such coin toss, and the pack runs kernels that won once by chance.
+  double tie_fraction = 0.0;
 };
 
 struct LeafStats {
@@ -114,10 +119,11 @@ struct TreeQuality {
 TreeQuality evaluate_tree(const DecisionTree& tree, const std::vector<TreeSample>& samples);
 
 // Greedy forward selection (then single swaps) of at most max_kernels kernels minimising the
-// weighted regret of picking, per instance, the best kernel of the subset. Returns ascending
-// indices. Throws UserError when no subset of that size has a time on every instance.
+// weighted regret of picking, per instance, the best kernel of the subset (latencies within
+// tie_fraction of the best count as the best: TreeFitOptions). Returns ascending indices.
+// Throws UserError when no subset of that size has a time on every instance.
 std::vector<int> choose_kernel_subset(const std::vector<TreeSample>& samples, int n_kernels,
-                                      int max_kernels);
+                                      int max_kernels, double tie_fraction = 0.0);
 
 // Fits the dispatcher. Samples must have distinct value tuples, one value per variable, and at
 // least one measured or predicted latency each. Leaf kernels index the candidate list.

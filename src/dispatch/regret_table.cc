@@ -8,8 +8,11 @@
 
 namespace dietcode {
 
-RegretTable::RegretTable(const std::vector<TreeSample>& samples, int n_kernels)
+RegretTable::RegretTable(const std::vector<TreeSample>& samples, int n_kernels,
+                         double tie_fraction)
     : n_(int(samples.size())), k_(n_kernels) {
+  if (!(tie_fraction >= 0) || !std::isfinite(tie_fraction))
+    throw std::invalid_argument("tie fraction " + std::to_string(tie_fraction) + " is not >= 0");
   weight_.resize(n_);
   best_.resize(n_);
   latency_.assign(size_t(n_) * k_, 0.0);
@@ -42,6 +45,14 @@ RegretTable::RegretTable(const std::vector<TreeSample>& samples, int n_kernels)
       throw std::invalid_argument("tree sample " + std::to_string(i) +
                                   ": no kernel has a measured or predicted latency");
     best_[i] = std::isfinite(best_measured) ? best_measured : best_any;
+  }
+  fit_.resize(latency_.size());
+  for (int i = 0; i < n_; ++i) {
+    const double tied = best_[i] * (1.0 + tie_fraction);
+    for (int k = 0; k < k_; ++k) {
+      const size_t at = size_t(i) * k_ + k;
+      fit_[at] = weight_[i] * (tie_fraction > 0 ? std::max(latency_[at], tied) : latency_[at]);
+    }
   }
 }
 

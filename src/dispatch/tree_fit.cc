@@ -81,8 +81,8 @@ Cost cost_with(const RegretTable& t, const std::vector<double>& base, int k) {
 }  // namespace
 
 std::vector<int> choose_kernel_subset(const std::vector<TreeSample>& samples, int n_kernels,
-                                      int max_kernels) {
-  RegretTable t(samples, n_kernels);
+                                      int max_kernels, double tie_fraction) {
+  RegretTable t(samples, n_kernels, tie_fraction);
   std::vector<int> subset;
   std::vector<char> in(n_kernels, 0);
   Cost current = cost_with(t, std::vector<double>(t.instances(), kInf), -1);
@@ -304,8 +304,9 @@ DecisionTree fit_decision_tree(const std::vector<std::string>& vars,
   if (std::adjacent_find(tuples.begin(), tuples.end()) != tuples.end())
     throw std::invalid_argument("fit_decision_tree: duplicate instance " +
                                 values_text(*std::adjacent_find(tuples.begin(), tuples.end())));
-  RegretTable table(samples, n_kernels);
-  std::vector<int> subset = choose_kernel_subset(samples, n_kernels, options.max_kernels);
+  RegretTable table(samples, n_kernels, options.tie_fraction);
+  std::vector<int> subset =
+      choose_kernel_subset(samples, n_kernels, options.max_kernels, options.tie_fraction);
   TreeGrower grower(samples, table, subset, options, int(vars.size()));
   DecisionTree tree(vars, grower.grow());
   tree.set_leaf_stats(samples);

@@ -314,6 +314,12 @@ TEST_F(PackTest, BadOptionsAreUserErrors) {
   r = build("-o '" + (dir_ / "no" / "such" / "libtiny.so").string() + "' --arch sm_90");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("no such folder"));
+  for (const char* bad : {"-1", "100"}) {
+    r = build(std::string("--arch sm_90 --tie-within ") + bad);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, std::string("--tie-within: expected a percentage in [0, 100), got ") + bad +
+                         "\n");
+  }
 }
 
 TEST_F(PackTest, WithoutALogTheUntunedPackSaysSo) {
