@@ -5,8 +5,8 @@
 //   balance  the load balance over the threads: the kernel cuts C into tm x tn private regions
 //            of whole register tiles (or hands out batch elements when there are at least as
 //            many as threads), and the busiest thread sets the time. The split is the
-//            template's own rule (templates/x86/gemm_x86.h: split_threads), copied here because
-//            the cost model cannot include a header full of intrinsics. That thread also packs:
+//            template's own code (templates/x86/thread_split_x86.h: split_threads), included
+//            here. That thread also packs:
 //            all of its columns of B once (the BLIS form) and its rows of A once per NC block
 //            (unless PACK_A = 0), work that does not shrink with M as its FMAs do. Its share of
 //            the thread's time scales balance down, so one learned f_MK fits a BLIS kernel at
@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "cost/analytic.h"
+#include "x86/thread_split_x86.h"
 #include "space/templates.h"
 #include "space/x86_space_rules.h"
 
@@ -30,30 +31,13 @@ namespace dietcode {
 namespace {
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-// gemm_x86.h's split_threads: tm row bands x tn column bands, tm * tn == threads; THREADS_M > 0
-// asks for its largest divisor of threads not above it, 0 for the least modelled work per
-// thread (padded FMAs plus the packing each band repeats).
+// The kernels' own split (tm row bands x tn column bands), as a pair.
 std::pair<int, int> split_threads(int threads, int threads_m, int64_t m, int64_t n, int64_t k,
                                   int mr, int nr, int nc) {
-  int best_tm = 1;
-  if (threads_m > 0) {
-    for (int tm = 1; tm <= std::min(threads, threads_m); ++tm)
-      if (threads % tm == 0) best_tm = tm;
-  } else {
-    double best = 1e300;
-    for (int tm = 1; tm <= threads; ++tm) {
-      if (threads % tm) continue;
-      const int tn = threads / tm;
-      const double mb = double(round_up(ceil_div(m, tm), mr));
-      const double nb = double(round_up(ceil_div(n, tn), nr));
-      const double fma = mb * nb * double(k);
-      const double pack = 16.0 * double(k) * (nb + mb * double(ceil_div(int64_t(nb), nc)));
-      if (fma + pack < best) best = fma + pack, best_tm = tm;
-    }
-  }
-  return {best_tm, threads / best_tm};
+  int tm = 1, tn = 1;
+  dc_x86::split_threads(threads, threads_m, long(m), long(n), long(k), mr, nr, nc, &tm, &tn);
+  return {tm, tn};
 }
 
 int vector_lanes(const std::string& tmpl) {

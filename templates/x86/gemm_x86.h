@@ -23,7 +23,8 @@
 //                  aligned, grown on demand, never freed before the thread ends).
 //   split_threads  how rt->threads workers tile C: tm row bands x tn column bands, each a
 //                  private region (no shared panels, no barrier but the parallel_for's return);
-//                  with the task grid, in thread_split_x86.h.
+//                  with the task grid, in thread_split_x86.h (plain C++, which the cost
+//                  model includes too).
 //
 // Everything is a template on the traits (Avx2, Avx512) and on Params, so a translation unit can
 // hold many candidates; nothing here has external state except the per-thread Scratch.
@@ -38,6 +39,7 @@
 
 #include "dietcode_cpu.h"
 #include "microkernel_avx2.h"
+#include "thread_split_x86.h"
 // Avx512 exists when the TU is compiled for AVX-512F (-march=x86-64-v4), or when the includer
 // defines DC_X86_ENABLE_AVX512 and compiles the include under `#pragma GCC target("avx512f")`
 // (GCC 12 does not define __AVX512F__ for a target pragma).
@@ -370,8 +372,6 @@ inline Scratch& thread_scratch() {
   return scratch;
 }
 
-constexpr long round_up(long x, long to) { return (x + to - 1) / to * to; }
-constexpr long ceil_div(long x, long to) { return (x + to - 1) / to; }
 
 // ---------------------------------------------------------------------------------------------
 // One thread's rectangle [m0,m1) x [n0,n1) of C = epilogue(A . B (+ bias)), full K.
@@ -496,8 +496,4 @@ void prepack_b(const BOp& B, long N, long K, float* dst) {
 }
 
 }  // namespace dc_x86
-
-// How the workers share a call: split_threads, TaskGrid, task_region. It uses round_up and
-// ceil_div from above, so it is included here, not on its own.
-#include "thread_split_x86.h"
 

@@ -1,9 +1,15 @@
 // thread_split_x86.h: how a call's work is cut among the pack's (or the measurer's) workers,
 // for every x86 form (gemm_x86.h's BLIS core, dot_x86.h, wbcast_x86.h through ops_x86.h).
-// Part of gemm_x86.h, which includes it at its end: it uses round_up and ceil_div from there.
+// Plain C++ without intrinsics, so that the CPU cost model (src/cost/x86_analytic.cc) models
+// the kernels' split with this very code instead of a copy that could drift from it.
 #pragma once
 
+#include <algorithm>
+
 namespace dc_x86 {
+
+constexpr long round_up(long x, long to) { return (x + to - 1) / to * to; }
+constexpr long ceil_div(long x, long to) { return (x + to - 1) / to; }
 
 // How `threads` workers tile an M x N output: tm row bands x tn column bands, tm * tn == threads.
 // THREADS_M > 0 asks for the largest divisor of threads <= THREADS_M; 0 picks the split with the
