@@ -66,6 +66,7 @@ TuneMachine open_cpu(const TuneMachineRequest& request) {
   m.target = Target::kCpu;
   // Probe the peak and bandwidth before the worker's pinned threads exist.
   m.cpu = host_cpu_spec(host, request.threads);
+  m.cpu.weights_prepacked = request.constant_weights;
   // The search offers the templates up to this level (spaces_for); the worker still names
   // the host's own level, as the records are measurements on this CPU.
   m.cpu.isa_level = isa_level_name(level);

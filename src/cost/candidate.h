@@ -34,6 +34,9 @@ struct KernelCandidate {
   Target target = Target::kCuda;
   GpuSpec gpu;
   CpuSpec cpu;
+  // B is the op's weights and arrives packed (cpu.weights_prepacked, a dense or conv2d op): the
+  // CPU's BLIS form packs no B in the call.
+  bool weights_prepacked = false;
 };
 
 // Bytes of one input/output element.

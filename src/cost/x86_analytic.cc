@@ -88,7 +88,7 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     // The dot-product form packs nothing: no NC, and no repacking in the thread split.
     p.nc = std::max(1, c.mk.get_or("NC", 1 << 30));
     const bool dot = form == X86Form::kDot;
-    p.packs_b = !dot;
+    p.packs_b = !dot && !c.weights_prepacked;  // constant weights come packed
     p.packs_a = !dot && c.mk.get_or("PACK_A", 1) != 0;
   }
   p.pack_ns_per_element = kPackNsPerElement;

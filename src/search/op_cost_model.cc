@@ -38,6 +38,8 @@ KernelCandidate candidate_of(const OpSpec& op, const MachineSpec& machine, const
   c.target = machine.target;
   c.gpu = machine.gpu;
   c.cpu = machine.cpu;
+  c.weights_prepacked = machine.target == Target::kCpu && machine.cpu.weights_prepacked &&
+                        (op.kind == OpKind::kDense || op.kind == OpKind::kConv2d);
   return c;
 }
 

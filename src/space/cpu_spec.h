@@ -22,6 +22,9 @@ struct CpuSpec {
   // Streaming read bandwidth all threads together reach, GB/s (probed by tune; this default
   // is a few server cores' worth).
   double mem_bandwidth_gbs = 20;
+  // tune --constant-weights: dense and conv2d kernels are timed on weights packed once, so the
+  // BLIS form packs no B in the call (the cost model's packing term leaves it out).
+  bool weights_prepacked = false;
 };
 
 }  // namespace dietcode

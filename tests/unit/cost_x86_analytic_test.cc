@@ -46,6 +46,20 @@ TEST(CostX86Analytic, EvenSplitOfWholeTilesAtLargeM) {
   EXPECT_EQ(t.sms, 2);
 }
 
+// tune --constant-weights: the BLIS form reads B packed ahead, so only A's packing is left
+// beside the FMAs; at M = 16 that is most of what set the kernel's balance.
+TEST(CostX86Analytic, PrepackedWeightsLeaveOnlyAsPackingInTheBlisForm) {
+  KernelCandidate packing = x86("x86_avx512_f32", kBlis), prepacked = packing;
+  prepacked.weights_prepacked = true;
+  const AnalyticTerms per_call = terms(packing, 16, 2304, 768);
+  const AnalyticTerms constant = terms(prepacked, 16, 2304, 768);
+  // Each thread: 2 x 36 tiles of 12 x 32 FMAs, 768 deep; it packs 24 rows of A, not B.
+  const double fmas = 2.0 * 72 * 12 * 32 * 768;
+  EXPECT_NEAR(constant.balance, fmas / (fmas + 24.0 * 768 * kPackFlopsPerElement), 1e-9);
+  EXPECT_GT(constant.balance, per_call.balance + 0.1);
+  EXPECT_EQ(constant.main_bytes, per_call.main_bytes);  // the panels still come from memory
+}
+
 TEST(CostX86Analytic, PackingWeighsOnTheBlisFormAtSmallMAndNotOnTheDotForm) {
   const AnalyticTerms blis = terms(x86("x86_avx512_f32", kBlis), 16, 2304, 768);
   const AnalyticTerms dot = terms(

@@ -1,10 +1,12 @@
 // cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1] [--peers 0]
 // [--peer-weight W] [--own-label 0] [--gpu ID] [--templates 0] [--depth D] [--rounds R] [--eta E]
-// [--min-child W] [--lambda L] [--max-overhead US]: the cost model's held-out quality on a
+// [--min-child W] [--lambda L] [--max-overhead US] [--weights-prepacked 0|1]: the cost model's held-out quality on a
 // tuning log, as `tune` reports it at the end of a run, without tuning again. The model learns
 // from the workload's other ops as tune's does; with --peers 0, from the op's own kernels
 // alone. --max-overhead sets the ceiling of the fitted launch overhead (the machine's:
-// MachineSpec::max_launch_overhead_us).
+// MachineSpec::max_launch_overhead_us). --weights-prepacked says whether the model is told that
+// dense and conv2d weights came packed once (default: as the log's records say, tune
+// --constant-weights).
 //
 // Not a test: a tool for working on the CPU features and analytic terms (cost/x86_*.cc). A
 // tune of BERT-base takes ten minutes and its Spearman moves by several hundredths from seed to
@@ -17,6 +19,7 @@
 // the GPU's spec in configs/gpus, anywhere.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -119,6 +122,7 @@ int run(int argc, char** argv) {
   bool per_instance = false, use_peers = true, per_template = true;
   std::string gpu;  // a GPU log: the id of its configs/gpus spec
   double max_overhead_us = -1;  // the ceiling of the fitted launch overhead; < 0: the machine's
+  int weights_prepacked = -1;   // < 0: as the log's records say
   CostModelParams params;
   for (int a = 3; a + 1 < argc; a += 2) {
     const std::string flag = argv[a];
@@ -137,6 +141,7 @@ int run(int argc, char** argv) {
     else if (flag == "--min-child") params.xgb.min_child_weight = std::atof(argv[a + 1]);
     else if (flag == "--lambda") params.xgb.lambda = std::atof(argv[a + 1]);
     else if (flag == "--max-overhead") max_overhead_us = std::atof(argv[a + 1]);
+    else if (flag == "--weights-prepacked") weights_prepacked = std::atoi(argv[a + 1]);
   }
   MachineSpec machine;
   if (gpu.empty()) {
@@ -150,6 +155,10 @@ int run(int argc, char** argv) {
 
   std::vector<std::string> warnings;
   const TuningLog log = read_tuning_log(log_path, warnings);
+  if (weights_prepacked < 0)
+    weights_prepacked = std::any_of(log.records.begin(), log.records.end(),
+                                    [](const TuningRecord& r) { return r.constant_weights; });
+  machine.cpu.weights_prepacked = weights_prepacked != 0;
   fmt::print("{}: {} records; model quality, 5-fold cross-validated with {} seeds{}\n",
              log_path, log.records.size(), seeds,
              use_peers ? ", learning from the other ops too" : ", each op's own kernels alone");
