@@ -68,9 +68,12 @@ std::string object_key(const KernelUnit& unit, const Toolchain& toolchain) {
   return key;
 }
 
-// A cache entry is the key (to rule out hash collisions) followed by the object's bytes.
-std::string encode_entry(const std::string& key, const std::string& object) {
-  return std::to_string(key.size()) + '\n' + key + object;
+// A cache entry: a header line "KEY_BYTES OBJECT_BYTES OBJECT_HASH", the key (to rule out
+// hash collisions in the entry's name) and the object. The length and hash catch an entry cut
+// short or damaged, which would otherwise reach the linker.
+std::string entry_header(const std::string& key, const std::string& object) {
+  return std::to_string(key.size()) + ' ' + std::to_string(object.size()) + ' ' +
+         stable_hash_hex(object) + '\n';
 }
 
 bool read_bytes(const std::filesystem::path& path, std::string* out) {
@@ -80,16 +83,19 @@ bool read_bytes(const std::filesystem::path& path, std::string* out) {
   return bool(in) || in.eof();
 }
 
-// The cached object for `key`, written to `object`; false on a miss.
+// The cached object for `key`, written to `object`; false on a miss or a damaged entry.
 bool fetch_object(const std::filesystem::path& entry, const std::string& key,
                   const std::filesystem::path& object) {
   std::string bytes;
   if (!read_bytes(entry, &bytes)) return false;
   const size_t newline = bytes.find('\n');
-  if (newline == std::string::npos || bytes.compare(0, newline, std::to_string(key.size())) != 0 ||
-      bytes.compare(newline + 1, key.size(), key) != 0)
+  if (newline == std::string::npos || bytes.compare(newline + 1, key.size(), key) != 0)
     return false;
-  return write_file_atomically(object, bytes.substr(newline + 1 + key.size()));
+  const size_t body = newline + 1 + key.size();
+  if (body > bytes.size()) return false;
+  std::string bytes_of_object = bytes.substr(body);
+  if (bytes.compare(0, newline + 1, entry_header(key, bytes_of_object)) != 0) return false;
+  return write_file_atomically(object, bytes_of_object);
 }
 
 std::string compile_unit(const KernelUnit& unit, const std::string& cxx,
@@ -139,7 +145,7 @@ std::vector<std::string> compile_kernel_units(const std::vector<KernelUnit>& uni
       errors[i] = compile_unit(units[i], cxx, toolchain.extra_flags, dir, objects[i]);
       std::string object;
       if (cached && errors[i].empty() && read_bytes(dir / objects[i], &object))
-        write_file_atomically(entry, encode_entry(key, object));
+        write_file_atomically(entry, entry_header(key, object) + key + object);
     }
   };
   size_t n = std::min<size_t>(units.size(), std::max(1u, std::thread::hardware_concurrency()));
