@@ -313,12 +313,15 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
   if (slots > 0) {
     std::vector<const SearchSpace*> spaces;
     for (const SearchSpace& s : spaces_) spaces.push_back(&s);
-    // Each template's default micro-kernel, the hand-picked configuration (a classic 128 x 128
-    // SGEMM tile on a GPU, a BLIS blocking on a CPU), goes first until it has been timed: the
-    // model starts out knowing nothing, and a tune should never end behind the default.
+    // Each template's default micro-kernel (a classic 128 x 128 SGEMM tile on a GPU, a BLIS
+    // blocking on a CPU) and its seeds (tiles the vendor libraries run) go first until timed:
+    // the model starts out knowing nothing, and a tune should never end behind them. Those of a
+    // space that break its constraints for this op are left out.
     for (const SearchSpace& space : spaces_) {
-      const MicroKernel mk = space.space().defaults();
-      if (!tried_.count(mk.key()) && space.is_valid(mk)) borrowed_.insert(borrowed_.begin(), mk);
+      const std::vector<MicroKernel> starting = space.space().starting_kernels();
+      for (auto mk = starting.rbegin(); mk != starting.rend(); ++mk)
+        if (!tried_.count(mk->key()) && space.is_valid(*mk))
+          borrowed_.insert(borrowed_.begin(), *mk);
     }
     const ProposalContext ctx{spaces,      &table_,      &book_,  &inc.latency,
                               &inc.kernel, &population_, &tried_, &borrowed_};

@@ -48,8 +48,8 @@ TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant) {
       {"WARPS_N", {1, 2, 4, 8}, 2, "warps of a block along N"},
       {"THREADS_M", {1, 2, 4, 8, 16, 32}, 4, "lanes of a warp along M"},
       {"THREADS_N", {1, 2, 4, 8, 16, 32}, 8, "lanes of a warp along N (THREADS_M*THREADS_N=32)"},
-      {"TM", {1, 2, 3, 4, 6, 8}, 8, "rows of Y per thread"},
-      {"TN", {1, 2, 3, 4, 6, 8}, 8, "columns of Y per thread"},
+      {"TM", {1, 2, 3, 4, 6, 8, 12, 16}, 8, "rows of Y per thread"},
+      {"TN", {1, 2, 3, 4, 6, 8, 12, 16}, 8, "columns of Y per thread"},
       {"BK", {4, 8, 16, 32}, 8, "depth of a K tile in shared memory"},
       {"VEC", {1, 2, 4}, 4, "floats per global load along K (register-staged stages)"},
       {"STAGES", {1, 2, 3, 4}, 2, "1 single buffer, 2 register-staged double buffer, 3-4 cp.async"},
@@ -57,6 +57,16 @@ TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant) {
       {"MIN_BLOCKS", {1, 2}, 1, "blocks per SM ptxas must leave registers for"},
   };
   s.chains = {{"BM", {"WARPS_M", "THREADS_M", "TM"}}, {"BN", {"WARPS_N", "THREADS_N", "TN"}}};
+  // What cuBLAS runs for BERT's fp32 layers on Hopper (ncu, docs/results/h200/README.md): four
+  // warps, 128 outputs per thread (16 x 8) at up to 255 registers, so a block of 64 x 256 or
+  // 128 x 128 keeps the FMA pipes busy at one eighth occupancy. Both pipelines of each.
+  for (int stages : {3, 2}) {
+    const int vec = stages >= 3 ? 1 : 4;
+    s.seeds.push_back({{"WARPS_M", 1}, {"WARPS_N", 4}, {"THREADS_M", 4}, {"THREADS_N", 8},
+                       {"TM", 16}, {"TN", 8}, {"BK", 8}, {"STAGES", stages}, {"VEC", vec}});
+    s.seeds.push_back({{"WARPS_M", 2}, {"WARPS_N", 2}, {"THREADS_M", 4}, {"THREADS_N", 8},
+                       {"TM", 16}, {"TN", 8}, {"BK", 8}, {"STAGES", stages}, {"VEC", vec}});
+  }
 
   using G = DenseF32Geometry;
   const int per_a_row = variant.registers_per_a_row;

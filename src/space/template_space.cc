@@ -13,6 +13,19 @@ MicroKernel TemplateSpace::defaults() const {
   return mk;
 }
 
+std::vector<MicroKernel> TemplateSpace::starting_kernels() const {
+  std::vector<MicroKernel> kernels = {defaults()};
+  for (const auto& seed : seeds) {
+    MicroKernel mk = defaults();
+    for (const auto& [name, value] : seed) {
+      if (!find(name)) throw std::logic_error(tmpl + ": a seed sets unknown tunable " + name);
+      mk.params[name] = value;
+    }
+    kernels.push_back(mk);
+  }
+  return kernels;
+}
+
 const Tunable* TemplateSpace::find(const std::string& name) const {
   for (const Tunable& t : tunables)
     if (t.name == name) return &t;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,14 @@ struct TemplateSpace {
   // Which ops this template can compute (kind, dtype, layout flags).
   std::function<bool(const OpSpec&)> supports;
 
+  // Hand-picked configurations beside the default, each a few tunables set over the defaults
+  // (the rest keep theirs): tiles the vendor libraries are known to run, which a model that
+  // starts out knowing nothing would take many rounds to find. Timed in the first rounds.
+  std::vector<std::map<std::string, int>> seeds;
+
   MicroKernel defaults() const;  // every tunable at its default
+  // The default, then each seed: what the first rounds time before the model chooses.
+  std::vector<MicroKernel> starting_kernels() const;
   const Tunable* find(const std::string& name) const;
   int extent(const MicroKernel& mk, const std::string& extent_name) const;  // product of a chain
 };

@@ -3,6 +3,8 @@
 // layers on H100 limits, small tiles and split-K among them.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,29 @@ TEST_F(DenseF32Space, DefaultsAreLegalAndMatchTheTemplate) {
   const auto res = dense_f32_space().resources(with({}));
   EXPECT_EQ(res.threads, 256);
   EXPECT_EQ(res.dynamic_smem_bytes, g.smem_bytes);
+}
+
+// The seeds are cuBLAS's fp32 tiles for BERT on Hopper (64 x 256 and 128 x 128 blocks of four
+// warps, 16 x 8 outputs per thread), each with the cp.async and the register-staged pipeline,
+// and all of them legal for BERT's fc2 on H100 limits; the default comes first.
+TEST_F(DenseF32Space, SeedsAreCublasTilesAndLegalForBert) {
+  const std::vector<MicroKernel> start = dense_f32_space().starting_kernels();
+  ASSERT_EQ(start.size(), 5u);
+  EXPECT_EQ(start[0], with({}));
+  std::set<std::pair<int, int>> tiles;
+  for (size_t i = 1; i < start.size(); ++i) {
+    SCOPED_TRACE(start[i].key());
+    EXPECT_TRUE(violations(start[i], ctx).empty());
+    const auto g = DenseF32Geometry::of(start[i]);
+    EXPECT_EQ(g.threads, 128);
+    EXPECT_EQ(start[i].get("TM") * start[i].get("TN"), 128);
+    tiles.insert({g.bm, g.bn});
+  }
+  EXPECT_EQ(tiles, (std::set<std::pair<int, int>>{{64, 256}, {128, 128}}));
+  // A seed that names a tunable the space lacks is a programming error, caught at once.
+  TemplateSpace broken = dense_f32_space();
+  broken.seeds.push_back({{"NO_SUCH_TUNABLE", 1}});
+  EXPECT_THROW(broken.starting_kernels(), std::logic_error);
 }
 
 TEST_F(DenseF32Space, PaddedPitchIsFourModEight) {

@@ -576,16 +576,22 @@ TEST_F(JointSearchTest, TimeBudgetBoundsTheWholeRunEndIncluded) {
 // The template's own default (here dense_f32's 128 x 128 tile) is timed in the first round,
 // whatever the model thinks of it: a tune never ends behind the hand-picked configuration.
 // On the H200, 96 trials of BERT's fc2 never timed a 128-row tile.
+// Its seeds (cuBLAS's 16 x 8-per-thread tiles) follow: borrowed kernels take at most half of a
+// round's slots, so the five starting kernels are all timed within the first two rounds.
 TEST_F(JointSearchTest, TheTemplatesDefaultKernelIsTimedFirst) {
   space_ = dense_f32_space();
   const MicroKernel defaults = space_.defaults();
   CountingDevice device(h100());
   JointSearchOptions options;
-  options.budget.trials_per_op = 8;
+  options.budget.trials_per_op = 16;
   options.kernels_per_round = 8;
   JointSearchResult result = run(device, options);
-  EXPECT_EQ(result.ops[0].trials, 8);
+  EXPECT_EQ(result.ops[0].trials, 16);
   EXPECT_TRUE(device.kernels.count(defaults.key())) << defaults.key();
+  ASSERT_EQ(space_.starting_kernels().size(), 5u);
+  for (const MicroKernel& mk : space_.starting_kernels())
+    EXPECT_TRUE(device.kernels.count(mk.key())) << mk.key();
+  options.budget.trials_per_op = 8;
   // A space whose default breaks a constraint (the fixture's: 4 x 4 lanes) just goes on.
   space_ = small_space();
   CountingDevice other(h100());
