@@ -120,6 +120,45 @@ namespace cfg6 {
 #include "../../templates/dense_f32.cu"
 }
 #include "nvrtc/dense_f32_emulation_undef.h"
+// Configuration 7: cuBLAS's 64 x 256 tile (a seed of the space): four warps side by side along
+// N, 16 x 8 outputs per thread, cp.async in three stages, bias and GELU.
+#define WARPS_M 1
+#define WARPS_N 4
+#define THREADS_M 4
+#define THREADS_N 8
+#define TM 16
+#define TN 8
+#define BK 8
+#define VEC 1
+#define STAGES 3
+#define SPLITK 1
+#define EPILOGUE 5
+#define dietcode_dense_f32 cfg7_main
+#define dietcode_dense_f32_reduce cfg7_reduce
+namespace cfg7 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+
+// Configuration 8: cuBLAS's 128 x 128 tile (a seed): 2 x 2 warps, 16 x 8 per thread, register
+// staged float4 loads, split-K 2.
+#define WARPS_M 2
+#define WARPS_N 2
+#define THREADS_M 4
+#define THREADS_N 8
+#define TM 16
+#define TN 8
+#define BK 8
+#define VEC 4
+#define STAGES 2
+#define SPLITK 2
+#define EPILOGUE 1
+#define dietcode_dense_f32 cfg8_main
+#define dietcode_dense_f32_reduce cfg8_reduce
+namespace cfg8 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
 // clang-format on
 
 #include "measure/cpu_reference.h"
@@ -214,6 +253,26 @@ TEST(DenseF32Emulated, DefaultParameters) {
   EXPECT_EQ(k.bn, 128);
   EXPECT_EQ(k.threads, 256);
   run_case(k, e, 130, 129, 21, 65535);
+}
+
+TEST(DenseF32Emulated, CublasWideTileSixteenByEightPerThread) {
+  const auto k = EMU_KERNEL(cfg7);
+  const Epilogue e = Epilogue::kBiasGelu;
+  EXPECT_EQ(k.bm, 64);
+  EXPECT_EQ(k.bn, 256);
+  EXPECT_EQ(k.threads, 128);
+  for (int64_t M : {1, 63, 65})
+    for (int64_t N : {255, 257}) run_case(k, e, M, N, 21, 65535);
+  run_case(k, e, 130, 100, 8, 1);
+}
+
+TEST(DenseF32Emulated, CublasSquareTileSplitK2) {
+  const auto k = EMU_KERNEL(cfg8);
+  const Epilogue e = Epilogue::kBias;
+  EXPECT_EQ(k.bm, 128);
+  EXPECT_EQ(k.bn, 128);
+  for (int64_t M : {1, 127, 129})
+    for (int64_t K : {16, 37}) run_case(k, e, M, 129, K, 65535);
 }
 
 }  // namespace
