@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <thread>
+#include <utility>
 
 namespace dietcode {
 
@@ -12,6 +14,34 @@ namespace {
 constexpr double kGammaStep = 0.1;  // the coarse grid's gamma step over [0, 1]
 constexpr int kRefineSteps = 5;     // the fine grid's steps are 1/5 of the coarse ones
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Below this many measurements the fit runs on the calling thread (a fresh tune's first
+// rounds: milliseconds). A resumed log brings tens of thousands, and then the grid's few
+// hundred pairs, each a pass over every measurement, were most of a round's model time.
+constexpr size_t kRowsPerFitThread = 4096;
+
+// Threads for the grid: the host's, up to 16. The search retrains between rounds, when no
+// kernel is being timed, so the fit may use every core.
+int fit_threads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return int(std::clamp(n, 1u, 16u));
+}
+
+// Calls body(i) for i in [0, n) on up to `threads` threads, each taking every threads-th i.
+template <class Body>
+void parallel_for(size_t n, int threads, const Body& body) {
+  const size_t workers = std::min(n, size_t(std::max(1, threads)));
+  if (workers <= 1) {
+    for (size_t i = 0; i < n; ++i) body(i);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < workers; ++w)
+    pool.emplace_back([&, w] {
+      for (size_t i = w; i < n; i += workers) body(i);
+    });
+  for (size_t i = 0; i < n; i += workers) body(i);
+  for (std::thread& t : pool) t.join();
+}
 
 // A grid axis as the search walks it: lo, lo + step, ... up to hi (accumulated, as a loop
 // would), each clamped to [min, max].
@@ -42,35 +72,37 @@ class LabelParts {
     }
   }
 
-  // log f_occ of every measurement under gamma, computed once per gamma.
-  const std::vector<double>& occupancy(double gamma) {
-    auto [it, fresh] = occupancy_.try_emplace(gamma);
-    if (fresh) {
-      it->second.reserve(rows_.size());
-      AnalyticParams p;
-      p.underfilled_sm_gamma = gamma;
-      for (const FitMeasurement& r : rows_) {
-        const double f_occ = with_params(*r.terms, p).f_occ;
-        it->second.push_back(f_occ > 0 ? std::log(f_occ) : kNaN);
-      }
-    }
-    return it->second;
-  }
-
-  // log of the compute time every measurement leaves under the overhead, once per overhead.
-  const std::vector<double>& compute(double overhead_us, const AnalyticParams& knobs) {
-    auto [it, fresh] = compute_.try_emplace(overhead_us);
-    if (fresh) {
-      it->second.reserve(rows_.size());
+  // Makes the tables of the gammas and overheads not made yet (the fitter's knobs as in
+  // `knobs`), spread over the threads; each table is computed by one thread, as it would be
+  // serially, so the values do not depend on the thread count.
+  void prepare(const std::vector<double>& gammas, const std::vector<double>& overheads,
+               const AnalyticParams& knobs, int threads) {
+    std::vector<std::pair<bool, double>> todo;  // (is a gamma, value)
+    for (double g : gammas)
+      if (occupancy_.try_emplace(g).second) todo.push_back({true, g});
+    for (double o : overheads)
+      if (compute_.try_emplace(o).second) todo.push_back({false, o});
+    parallel_for(todo.size(), threads, [&](size_t i) {
+      const auto [is_gamma, value] = todo[i];
+      std::vector<double>& out = is_gamma ? occupancy_.at(value) : compute_.at(value);
+      out.reserve(rows_.size());
       AnalyticParams p = knobs;
-      p.launch_overhead_us = overhead_us;
-      for (const FitMeasurement& r : rows_) {
-        const double us = compute_time_us(with_params(*r.terms, p), r.latency_us);
-        it->second.push_back(us > 0 ? std::log(us) : kNaN);
+      if (is_gamma) {
+        p = AnalyticParams{};  // f_occ depends on gamma alone
+        p.underfilled_sm_gamma = value;
+      } else {
+        p.launch_overhead_us = value;
       }
-    }
-    return it->second;
+      for (const FitMeasurement& r : rows_) {
+        const AnalyticTerms t = with_params(*r.terms, p);
+        const double v = is_gamma ? t.f_occ : compute_time_us(t, r.latency_us);
+        out.push_back(v > 0 ? std::log(v) : kNaN);
+      }
+    });
   }
+  // The tables prepare() made (read-only, so any thread may read them).
+  const std::vector<double>& occupancy(double gamma) const { return occupancy_.at(gamma); }
+  const std::vector<double>& compute(double overhead_us) const { return compute_.at(overhead_us); }
 
   // The pooled within-kernel weighted variance of the labels; +inf when nothing is pooled.
   double spread(const std::vector<double>& occ, const std::vector<double>& comp) const {
@@ -106,25 +138,33 @@ class LabelParts {
 }  // namespace
 
 AnalyticFit fit_analytic(const std::vector<FitMeasurement>& rows, const AnalyticParams& start,
-                         double max_overhead_us, double overhead_step_us) {
+                         double max_overhead_us, double overhead_step_us, int threads) {
   AnalyticFit fit;
   fit.params = start;
   LabelParts parts(rows);
+  // Threads only where the grid's work (pairs times rows) outweighs starting them.
+  if (rows.size() < kRowsPerFitThread) threads = 1;
+  else if (threads <= 0) threads = fit_threads();
+  parts.prepare({start.underfilled_sm_gamma}, {start.launch_overhead_us}, start, 1);
   double best = parts.spread(parts.occupancy(start.underfilled_sm_gamma),
-                             parts.compute(start.launch_overhead_us, start));
+                             parts.compute(start.launch_overhead_us));
   if (!std::isfinite(best)) return fit;  // no kernel measured on two shapes yet
+  // Every pair's spread is scored in parallel, then the pairs are walked in grid order with
+  // the serial rule (a pair replaces the best only if clearly lower), so the fit is the same
+  // on any number of threads.
   auto search = [&](const std::vector<double>& gammas, const std::vector<double>& overheads) {
-    for (double g : gammas) {
-      const std::vector<double>& occ = parts.occupancy(g);
-      for (double o : overheads) {
-        const double s = parts.spread(occ, parts.compute(o, start));
-        if (s < best * (1 - 1e-9)) {
-          best = s;
-          fit.params.underfilled_sm_gamma = g;
-          fit.params.launch_overhead_us = o;
-        }
+    parts.prepare(gammas, overheads, start, threads);
+    std::vector<double> spreads(gammas.size() * overheads.size());
+    parallel_for(spreads.size(), threads, [&](size_t i) {
+      spreads[i] = parts.spread(parts.occupancy(gammas[i / overheads.size()]),
+                                parts.compute(overheads[i % overheads.size()]));
+    });
+    for (size_t i = 0; i < spreads.size(); ++i)
+      if (spreads[i] < best * (1 - 1e-9)) {
+        best = spreads[i];
+        fit.params.underfilled_sm_gamma = gammas[i / overheads.size()];
+        fit.params.launch_overhead_us = overheads[i % overheads.size()];
       }
-    }
   };
   const double o_max = std::max(0.0, max_overhead_us);
   search(axis(0, 1, kGammaStep, 0, 1), axis(0, o_max, overhead_step_us, 0, o_max));

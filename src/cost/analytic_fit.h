@@ -32,8 +32,10 @@ struct AnalyticFit {
 
 // The fitted pair, other knobs as in `start`. Gamma stays in [0, 1], the overhead in
 // [0, max_overhead_us]; overhead_step_us is the coarse grid's step (the fine grid's is a fifth).
+// threads: how many score the grid (0: the host's cores, up to 16; fewer than 4096 rows are
+// always scored on the calling thread). The result does not depend on it.
 AnalyticFit fit_analytic(const std::vector<FitMeasurement>& rows, const AnalyticParams& start,
-                         double max_overhead_us, double overhead_step_us);
+                         double max_overhead_us, double overhead_step_us, int threads = 0);
 
 // What fit_analytic minimises, computed directly from the labels (for tests): the pooled
 // within-kernel weighted variance of log(f_MK / peak) under p; +inf when no kernel has two

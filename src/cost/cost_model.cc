@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <set>
@@ -62,14 +63,12 @@ void CostModel::add_measurement(const std::string& kernel_key, const KernelFeatu
     throw std::invalid_argument("CostModel: " + kernel_key + " has " +
                                 std::to_string(features.values.size()) + " features, expected " +
                                 std::to_string(kFeatureCount));
-  rows_.push_back({kernel_key, features, terms, latency_us, weight});
+  const auto [id, fresh] = kernel_ids_.try_emplace(kernel_key, kernel_keys_.size());
+  if (fresh) kernel_keys_.push_back(kernel_key);
+  rows_.push_back({id->second, features, terms, latency_us, weight});
 }
 
-size_t CostModel::distinct_kernels() const {
-  std::set<std::string> keys;
-  for (const Row& r : rows_) keys.insert(r.kernel);
-  return keys.size();
-}
+size_t CostModel::distinct_kernels() const { return kernel_keys_.size(); }
 
 TrainingReport CostModel::retrain() {
   auto start = std::chrono::steady_clock::now();
@@ -88,14 +87,36 @@ TrainingReport CostModel::retrain() {
   double squared = 0;
   size_t counted = 0;
   if (!rows_.empty()) {
+    // f_MK depends on the features alone, and a kernel's rows share them (unless it was
+    // measured before and after its registers were known): predict each distinct row once.
+    // Rows are compared bit for bit, as missing features are NaN.
+    std::vector<std::vector<size_t>> seen(kernel_keys_.size());  // per kernel: distinct rows
+    std::vector<size_t> row_of(rows_.size());
     DenseMatrix features;
-    for (const Row& r : rows_) features.add_row(r.features.values);
+    auto same = [&](size_t a, size_t b) {
+      const std::vector<float>& x = rows_[a].features.values;
+      const std::vector<float>& y = rows_[b].features.values;
+      return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
+    };
+    std::vector<size_t> first_row;  // the row each prediction was made for
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      std::vector<size_t>& known = seen[rows_[i].kernel];
+      auto it = std::find_if(known.begin(), known.end(),
+                             [&](size_t p) { return same(first_row[p], i); });
+      if (it == known.end()) {
+        known.push_back(first_row.size());
+        first_row.push_back(i);
+        features.add_row(rows_[i].features.values);
+        it = known.end() - 1;
+      }
+      row_of[i] = *it;
+    }
     std::vector<float> predicted = learned_ ? booster_.predict(features) : std::vector<float>{};
     for (size_t i = 0; i < rows_.size(); ++i) {
       const Row& r = rows_[i];
       AnalyticTerms t = with_params(r.terms, analytic_);
       double f = learned_
-                     ? std::exp(double(predicted[i])) * t.peak_flops_per_us
+                     ? std::exp(double(predicted[row_of[i]])) * t.peak_flops_per_us
                      : prior_throughput(r.features, t.peak_flops_per_us, t.bandwidth_bytes_per_us);
       double latency = model_latency_us(t, f);
       if (!std::isfinite(latency)) continue;
@@ -109,13 +130,11 @@ TrainingReport CostModel::retrain() {
 }
 
 void CostModel::fit_analytic_params() {
-  std::map<std::string, size_t> kernel_index;
   std::vector<FitMeasurement> rows;
   rows.reserve(rows_.size());
   double min_latency = std::numeric_limits<double>::infinity();
   for (const Row& r : rows_) {
-    const size_t k = kernel_index.try_emplace(r.kernel, kernel_index.size()).first->second;
-    rows.push_back({k, &r.terms, r.latency_us, r.weight});
+    rows.push_back({r.kernel, &r.terms, r.latency_us, r.weight});
     min_latency = std::min(min_latency, r.latency_us);
   }
   // An overhead at or above the fastest measurement would leave it no compute time.
@@ -130,11 +149,20 @@ void CostModel::fit_analytic_params() {
 void CostModel::train_booster() {
   // One row per kernel: the weighted mean of its log labels, each measurement weighted by
   // its own weight times how compute-bound it is.
-  std::map<std::string, std::vector<size_t>> groups;
-  for (size_t i = 0; i < rows_.size(); ++i) groups[rows_[i].kernel].push_back(i);
+  std::vector<std::vector<size_t>> members_of(kernel_keys_.size());
+  for (size_t i = 0; i < rows_.size(); ++i) members_of[rows_[i].kernel].push_back(i);
+  // Training rows in key order, as they always were: the booster is the same whatever order
+  // the measurements came in.
+  std::vector<size_t> order(kernel_keys_.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return kernel_keys_[a] < kernel_keys_[b]; });
   DenseMatrix features;
   std::vector<float> labels, weights;
-  for (const auto& [key, members] : groups) {
+  for (size_t k : order) {
+    const std::string& key = kernel_keys_[k];
+    const std::vector<size_t>& members = members_of[k];
+    if (members.empty()) continue;
     double label_sum = 0, weight_sum = 0;
     for (size_t i : members) {
       const Row& r = rows_[i];

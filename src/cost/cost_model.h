@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cost/analytic.h"
@@ -100,7 +101,7 @@ class CostModel {
 
  private:
   struct Row {
-    std::string kernel;
+    size_t kernel;  // index into kernel_keys_
     KernelFeatures features;
     AnalyticTerms terms;
     double latency_us;
@@ -116,6 +117,11 @@ class CostModel {
   CostModelParams params_;
   AnalyticParams analytic_;
   std::vector<Row> rows_;
+  // Kernel keys in the order of their first measurement, and their indices: a resumed log
+  // holds tens of thousands of rows over a few hundred kernels, and grouping rows by an
+  // index instead of a string key keeps retrain() from spending its time comparing keys.
+  std::vector<std::string> kernel_keys_;
+  std::unordered_map<std::string, size_t> kernel_ids_;
   XgbRegressor booster_;
   bool learned_ = false;
   std::map<std::string, double> measured_labels_;  // kernel key -> its mean log label

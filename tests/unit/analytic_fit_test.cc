@@ -18,10 +18,10 @@ struct Synthetic {
   std::vector<AnalyticTerms> terms;
   std::vector<FitMeasurement> rows;
 
-  explicit Synthetic(const AnalyticParams& truth, unsigned seed = 7) {
+  explicit Synthetic(const AnalyticParams& truth, unsigned seed = 7, int kKernels = 24) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> noise(0.98, 1.02), efficiency(0.3, 0.8);
-    constexpr int kKernels = 24, kShapes = 40;
+    constexpr int kShapes = 40;
     terms.reserve(kKernels * kShapes);
     std::vector<std::pair<size_t, double>> made;
     for (int k = 0; k < kKernels; ++k) {
@@ -92,6 +92,26 @@ TEST(AnalyticFit, FindsThePairThatScoringEveryPairFinds) {
     EXPECT_NEAR(fit.params.underfilled_sm_gamma, gamma, 0.1);
     EXPECT_NEAR(fit.params.launch_overhead_us, overhead, 0.5);
   }
+}
+
+// A resumed log's fit (thousands of rows) scores the grid on several threads; the pair and
+// its spread are the ones one thread finds, to the last bit.
+TEST(AnalyticFit, TheSameOnAnyNumberOfThreads) {
+  AnalyticParams truth;
+  truth.underfilled_sm_gamma = 0.4;
+  truth.launch_overhead_us = 1.7;
+  Synthetic data(truth, 11, 150);  // 6000 rows: above the serial threshold
+  const AnalyticParams start;
+  const AnalyticFit one = fit_analytic(data.rows, start, 5.0, 0.25, 1);
+  ASSERT_TRUE(one.fitted);
+  for (int threads : {2, 3, 8}) {
+    const AnalyticFit many = fit_analytic(data.rows, start, 5.0, 0.25, threads);
+    EXPECT_EQ(many.params.underfilled_sm_gamma, one.params.underfilled_sm_gamma) << threads;
+    EXPECT_EQ(many.params.launch_overhead_us, one.params.launch_overhead_us) << threads;
+    EXPECT_EQ(many.spread, one.spread) << threads;
+  }
+  EXPECT_NEAR(one.params.underfilled_sm_gamma, 0.4, 0.1);
+  EXPECT_NEAR(one.params.launch_overhead_us, 1.7, 0.5);
 }
 
 TEST(AnalyticFit, NothingToFitWithoutAKernelMeasuredTwice) {
