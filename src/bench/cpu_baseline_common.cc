@@ -1,18 +1,14 @@
 #include "bench/cpu_baseline_common.h"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <thread>
+
+#include "x86/cpu_thread_pool.h"
 
 namespace dietcode {
 
-int default_cpu_threads() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return int(std::max(1u, std::thread::hardware_concurrency()));
-}
+// The process's CPUs, as the pack's own pool counts them (also when an OpenMP runtime has
+// bound this thread to one place: see CpuThreadPool::usable_cpus).
+int default_cpu_threads() { return int(std::max<size_t>(1, CpuThreadPool::usable_cpus().size())); }
 
 bool epilogue_has_activation(Epilogue e) {
   return e == Epilogue::kRelu || e == Epilogue::kBiasRelu || e == Epilogue::kGelu ||

@@ -59,7 +59,7 @@ class CpuPackTarget : public PackTarget {
   }
 
   PackRuntime runtime() const override {
-    return {"pack_runtime_cpu.h", "pack_runtime_cpu.cc", false, {"-pthread"}};
+    return {"pack_runtime_cpu.h", "pack_runtime_cpu.cc", false, {"-pthread", "-ldl"}};
   }
 
   std::string header_note() const override {

@@ -1,8 +1,8 @@
 // CpuThreadPool: the persistent pool every generated CPU kernel runs its tasks on, behind the
 // plain-C contract of templates/x86/dietcode_cpu.h (DietcodeCpuRuntime::parallel_for).
 //
-// Header-only and dependent on nothing but the C++ standard library, pthreads and the contract
-// header, because kernel packs embed this file verbatim in their runtime; the tuner's CPU
+// Header-only and dependent on nothing but the C++ standard library, pthreads, dlsym and the
+// contract header, because kernel packs embed this file verbatim in their runtime; the tuner's CPU
 // measurement worker (cpu_worker.cc) uses the very same code, so tuned timings include the
 // pool's real overhead, wake-ups included (wait_until_workers_sleep).
 //
@@ -41,6 +41,7 @@
 #endif
 #endif
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -187,19 +188,47 @@ class CpuThreadPool {
     return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
   }
 
-  // The CPUs the calling thread may run on (sched_getaffinity), in ascending order.
+  // The CPUs this process may run on, in ascending order: the calling thread's affinity mask
+  // (sched_getaffinity) and the CPUs of the OpenMP runtime's places, when one is loaded. With
+  // OMP_PROC_BIND set, libgomp binds the initial thread to its first place before main() runs
+  // (dietcode loads libgomp through XGBoost; a host program may through anything), so the
+  // mask alone would be one core and every default thread count 1. The places were made from
+  // the mask the process started with.
   static std::vector<int> usable_cpus() {
     std::vector<int> cpus;
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-        if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) CPU_ZERO(&set);
+    add_openmp_place_cpus(&set);
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
     if (cpus.empty()) {
       unsigned n = std::max(1u, std::thread::hardware_concurrency());
       for (unsigned cpu = 0; cpu < n; ++cpu) cpus.push_back(int(cpu));
     }
     return cpus;
+  }
+
+  // Adds the CPUs of every place of the OpenMP runtime already loaded in this process (the
+  // OpenMP 4.5 place API, looked up with dlsym: nothing is loaded or linked for it).
+  static void add_openmp_place_cpus(cpu_set_t* set) {
+    using NumPlaces = int (*)();
+    using PlaceNumProcs = int (*)(int);
+    using PlaceProcIds = void (*)(int, int*);
+    const auto num_places = reinterpret_cast<NumPlaces>(dlsym(RTLD_DEFAULT, "omp_get_num_places"));
+    const auto num_procs =
+        reinterpret_cast<PlaceNumProcs>(dlsym(RTLD_DEFAULT, "omp_get_place_num_procs"));
+    const auto proc_ids =
+        reinterpret_cast<PlaceProcIds>(dlsym(RTLD_DEFAULT, "omp_get_place_proc_ids"));
+    if (!num_places || !num_procs || !proc_ids) return;
+    const int places = num_places();
+    for (int place = 0; place < places; ++place) {
+      std::vector<int> ids(size_t(std::max(0, num_procs(place))));
+      if (ids.empty()) continue;
+      proc_ids(place, ids.data());
+      for (int cpu : ids)
+        if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, set);
+    }
   }
 
  private:

@@ -99,6 +99,19 @@ TEST(CliDevices, ListsTheHostCpuWithItsMeasuredPeak) {
   EXPECT_THAT(run.out, HasSubstr("  fp32 FMA peak       "));
 }
 
+// OMP_PROC_BIND makes libgomp (loaded through XGBoost) bind the initial thread to one place
+// before main() runs: the CPUs counted, and every default thread count, must still be all of
+// them. They were 1 on a 2-core machine, so `bench` timed every contender on one thread.
+TEST(CliDevices, CountsEveryCpuWhenOpenMpBindsTheInitialThread) {
+  const auto logical_cores = [](const std::string& env) {
+    CliRun run = run_cli("devices --json", with_fake_driver("FAKE_CUDA_INIT_RESULT=100") + env);
+    return json::parse(run.out)["cpu"]["logical_cores"].get<int>();
+  };
+  const int free = logical_cores("");
+  EXPECT_EQ(logical_cores(" OMP_PROC_BIND=close OMP_PLACES=cores"), free);
+  EXPECT_EQ(logical_cores(" OMP_PROC_BIND=true"), free);
+}
+
 TEST(CliDevices, ListsTheFakeGpuAsJson) {
   CliRun run = run_cli("devices --json", with_fake_driver());
   ASSERT_EQ(run.exit_code, 0) << run.err;
