@@ -318,10 +318,10 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
     // the model starts out knowing nothing, and a tune should never end behind them. Those of a
     // space that break its constraints for this op are left out.
     for (const SearchSpace& space : spaces_) {
-      const std::vector<MicroKernel> starting = space.space().starting_kernels();
-      for (auto mk = starting.rbegin(); mk != starting.rend(); ++mk)
-        if (!tried_.count(mk->key()) && space.is_valid(*mk))
-          borrowed_.insert(borrowed_.begin(), *mk);
+      std::vector<MicroKernel> untried;
+      for (const MicroKernel& mk : space.space().starting_kernels())
+        if (!tried_.count(mk.key()) && space.is_valid(mk)) untried.push_back(mk);
+      borrowed_.insert(borrowed_.begin(), untried.begin(), untried.end());
     }
     const ProposalContext ctx{spaces,      &table_,      &book_,  &inc.latency,
                               &inc.kernel, &population_, &tried_, &borrowed_};
