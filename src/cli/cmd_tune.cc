@@ -1,7 +1,7 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
 //   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b]
 //   [--json] [--shard I/N] [--l2 flush|warm] [--target cuda|cpu] [--threads N] [--cxx PATH]
-//   [--constant-weights]
+//   [--constant-weights] [--runoff N]
 //
 // Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one; or,
 // with --target cpu, on this host's cores, tune_machine.h) with
@@ -68,6 +68,7 @@ struct TuneOptions {
   std::string cxx;
   std::string arch;  // --target cpu: the highest x86-64 level tuned
   bool constant_weights = false;  // --target cpu: time kernels on weights packed once
+  int runoff = JointSearchOptions{}.runoff_finalists;
   bool json = false;
 };
 
@@ -96,6 +97,9 @@ JointSearchOptions search_options(const TuneOptions& o) {
     bad_option(fmt::format("--jobs: expected a positive integer, got {}", o.jobs));
   s.jobs = o.jobs;
   s.seed = o.seed;
+  if (o.runoff < 0)
+    bad_option(fmt::format("--runoff: expected 0 (off) or a positive integer, got {}", o.runoff));
+  s.runoff_finalists = o.runoff;
   if (o.device < 0)
     bad_option(fmt::format("--device: expected a CUDA device ordinal >= 0, got {}", o.device));
   if (o.device_given && o.devices_given) bad_option("--device and --devices: give one of them");
@@ -396,6 +400,12 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
                   "warm: not flushed. Recorded in every log record; a resumed run uses only "
                   "records of its own regime")
       ->check(CLI::IsMember({"flush", "warm"}))
+      ->capture_default_str();
+  cmd->add_option("--runoff", o->runoff,
+                  "At the end, time each instance's N fastest kernels (those within 25% of its "
+                  "best) again, all of an op's together, and let those times decide the "
+                  "instance: a same-time comparison, free of the rounds' luck. Logged as "
+                  "\"runoff\" records; 0: off")
       ->capture_default_str();
   cmd->add_option("--shard", o->shard,
                   "Tune only share I of N (1 <= I <= N) for a cluster job array; default log: "

@@ -74,7 +74,18 @@ void TuneProgress::update(const SearchProgress& p) {
       return;
     case SearchProgress::Kind::kRound: {
       const RoundReport& r = p.round;
-      if (r.final_completion && (mode_ == Mode::kLines || verbose_)) {
+      if (r.runoff > 0 && (mode_ == Mode::kLines || verbose_)) {
+        // The change in the op's figure is the size of the rounds' luck: the winner's curse
+        // of keeping the best of noisy timings, plus any drift of the machine since.
+        line(fmt::format("{}: runoff {}: the {} kernel(s) closest to each instance's best timed "
+                         "again together on {} (kernel, instance) pairs ({} measured, {} failed); "
+                         "weighted mean {} -> {} ({:+.1f}%); {}",
+                         op.op().name, r.runoff, r.runoff_kernels, r.runoff_pairs, r.measured,
+                         r.failed, format_latency_us(r.weighted_mean_before_us),
+                         format_latency_us(r.weighted_mean_us),
+                         100.0 * (r.weighted_mean_us / r.weighted_mean_before_us - 1.0),
+                         format_duration(p.elapsed_seconds)));
+      } else if (r.final_completion && (mode_ == Mode::kLines || verbose_)) {
         line(fmt::format("{}: the {} kernel(s) serving most of its time timed on every instance "
                          "they lacked ({} measured, {} failed); weighted mean {}; {}",
                          op.op().name, r.completed, r.measured, r.failed,
@@ -220,6 +231,12 @@ nlohmann::ordered_json summary_json(const JointSearchResult& result, const Workl
           {"mean_spearman", number(o.quality.shapes.mean_spearman)},
           {"top1_within_5pct", number(o.quality.shapes.fraction_within)},
           {"weighted_mean_regret", number(o.quality.shapes.weighted_mean_regret)}};
+    if (o.runoff.runoff > 0)
+      j["runoff"] = {{"number", o.runoff.runoff},
+                     {"kernels", o.runoff.runoff_kernels},
+                     {"pairs", o.runoff.runoff_pairs},
+                     {"failed_kernels", o.runoff.failed},
+                     {"weighted_mean_before_us", number(o.runoff.weighted_mean_before_us)}};
     ordered_json assignment = ordered_json::array();
     for (size_t i = 0; i < o.assignment.size(); ++i) {
       const InstanceChoice& c = o.assignment[i];

@@ -1,5 +1,7 @@
 // Choices from a tuning log: every micro-kernel measured for an op is a candidate, with its
-// latest time on each instance of the workload.
+// latest time on each instance of the workload. Where a runoff timed an instance, its times
+// are settled as the search settles them (search/runoff.h): the latest runoff's finalists by
+// their runoff times, every other kernel by its time scaled as the finalists' moved.
 //
 // A kernel that ever failed on the op (compile_error, launch_error, wrong_result,
 // device_limits_exceeded) is dropped altogether: the tree may send shapes it was never tried
@@ -7,12 +9,14 @@
 // instance's time unknown. Records for shapes outside the workload, for other workloads, or
 // whose GEMM no longer matches the op's definition (the workload was edited) are ignored.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "common/error.h"
 #include "pack/choices.h"
 #include "pack/log_records.h"
+#include "search/runoff.h"
 #include "space/template_space.h"
 
 namespace dietcode {
@@ -46,6 +50,12 @@ class LogChoices : public ChoicesProvider {
 
     std::map<std::string, MicroKernel> kernels;             // by key: a stable order
     std::map<std::string, std::map<size_t, double>> times;  // key -> instance -> latest us
+    struct RunoffTime {
+      std::string key;
+      int runoff;
+      double us;
+    };
+    std::map<size_t, std::vector<RunoffTime>> runoff_times;  // instance -> in log order
     std::set<std::string> failed;
     int outside = 0, stale = 0;
     for (const LogMeasurement& m : records_) {
@@ -70,7 +80,10 @@ class LogChoices : public ChoicesProvider {
       }
       std::string key = m.mk.key();
       kernels.emplace(key, m.mk);
-      if (m.status == "ok") times[key][at->second] = m.latency_us;
+      if (m.status == "ok" && m.runoff > 0)
+        runoff_times[at->second].push_back({key, m.runoff, m.latency_us});
+      else if (m.status == "ok")
+        times[key][at->second] = m.latency_us;
       if (disqualifies(m.status)) failed.insert(key);
     }
     if (outside)
@@ -82,21 +95,32 @@ class LogChoices : public ChoicesProvider {
 
     OpChoices out;
     std::vector<std::string> keys;
+    std::set<std::string> runoff_timed;
+    for (const auto& [i, list] : runoff_times)
+      for (const RunoffTime& t : list) runoff_timed.insert(t.key);
     for (const auto& [key, mk] : kernels)
-      if (!failed.count(key) && times.count(key)) {
+      if (!failed.count(key) && (times.count(key) || runoff_timed.count(key))) {
         keys.push_back(key);
         out.candidates.push_back(mk);
       }
+    std::map<std::string, size_t> position;
+    for (size_t k = 0; k < keys.size(); ++k) position[keys[k]] = k;
     for (size_t i = 0; i < instances.size(); ++i) {
       TreeSample s;
       s.values = instances[i].values;
       s.weight = instances[i].weight;
-      bool any = false;
       for (const std::string& key : keys) {
         auto t = times[key].find(i);
         s.latency_us.push_back(t == times[key].end() ? NAN : t->second);
-        any = any || t != times[key].end();
       }
+      if (auto r = runoff_times.find(i); r != runoff_times.end()) {
+        InstanceRunoff runoff;
+        for (const RunoffTime& t : r->second)
+          if (auto k = position.find(t.key); k != position.end()) runoff.add(k->second, t.runoff, t.us);
+        s.latency_us = settle_runoff(s.latency_us, runoff.as_vector(keys.size()));
+      }
+      const bool any = std::any_of(s.latency_us.begin(), s.latency_us.end(),
+                                   [](double us) { return !std::isnan(us); });
       if (any) out.samples.push_back(std::move(s));
     }
     return out;

@@ -25,6 +25,7 @@ std::vector<LogMeasurement> read_log_measurements(const std::string& path,
     m.gemm[3] = r.gemm.K;
     m.status = to_string(r.status);
     if (r.latency_us) m.latency_us = *r.latency_us;
+    m.runoff = r.runoff;
     m.simulated = r.simulated;
     m.arch = r.arch;
     m.device = r.device;

@@ -21,6 +21,7 @@ struct LogMeasurement {
   int64_t gemm[4] = {1, 1, 1, 1};  // batch, M, N, K as measured
   std::string status;              // "ok", "compile_error", "timeout", ...
   double latency_us = NAN;         // when ok
+  int runoff = 0;                  // the runoff that timed it (search/runoff.h); 0: a round
   bool simulated = false;
   std::string arch, device;
 };

@@ -121,6 +121,7 @@ OpOutcome JointSearch::outcome(OpSearch& search) const {
   o.tflops = search.table().achieved_tflops(latency);
   o.kernels_used = int(used.size());
   o.quality = search.quality();
+  if (auto r = runoffs_.find(&search); r != runoffs_.end()) o.runoff = r->second;
   return o;
 }
 
@@ -167,6 +168,17 @@ JointSearchResult JointSearch::run() {
       });
       if (report.completed > 0) notify(SearchProgress::Kind::kRound, *s, &report, deadline);
     }
+  // The runoff: each instance decided by its finalists timed together (runoff.h), so the
+  // assignment and the pack's tree rest on a same-time comparison.
+  for (auto& s : searches_) {
+    const RoundReport report = s->runoff([&] {
+      notify(SearchProgress::Kind::kBatch, *s, nullptr, deadline);
+    });
+    if (report.runoff > 0) {
+      runoffs_[s.get()] = report;
+      notify(SearchProgress::Kind::kRound, *s, &report, deadline);
+    }
+  }
   for (auto& s : searches_) {
     s->evaluate_quality();
     notify(SearchProgress::Kind::kOpDone, *s, nullptr, deadline);

@@ -63,6 +63,7 @@ struct OpOutcome {
   double tflops = 0;
   int kernels_used = 0;  // distinct kernels in the assignment
   CostModelQuality quality;
+  RoundReport runoff;  // runoff == 0: none ran
 };
 
 struct JointSearchResult {
@@ -115,6 +116,7 @@ class JointSearch {
   const Workload* workload_;
   JointSearchOptions options_;
   std::vector<std::unique_ptr<OpSearch>> searches_;
+  std::map<const OpSearch*, RoundReport> runoffs_;  // each op's runoff, where one ran
   std::vector<std::string> notes_;
   std::function<void(const SearchProgress&)> observer_;
   int trials_at_start_ = 0;

@@ -1,5 +1,6 @@
 #include "search/kernel_book.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -14,7 +15,9 @@ KernelEntry& KernelBook::add(const MicroKernel& mk, const LaunchPlan& plan) {
   entry.key = key;
   entry.plan = plan;
   entry.latency_us.assign(table_->size(), std::numeric_limits<double>::quiet_NaN());
+  entry.ordinary_us = entry.latency_us;
   entry.recorded.assign(table_->size(), 0);
+  if (runoff_.size() != table_->size()) runoff_.resize(table_->size());
   index_[key] = entries_.size();
   entries_.push_back(std::move(entry));
   return entries_.back();
@@ -29,10 +32,36 @@ void KernelBook::add_latency(KernelEntry& entry, size_t instance, double latency
   entry.recorded[instance] = 1;
   // A second measurement of the same pair (two runs that overlapped) keeps the first, as the
   // log reader's best_per_instance does for ties.
-  if (std::isnan(entry.latency_us[instance])) {
+  if (!std::isnan(entry.ordinary_us[instance])) return;
+  entry.ordinary_us[instance] = latency_us;
+  if (std::isnan(entry.latency_us[instance])) ++entry.measured;
+  if (runoff_[instance].latest() > 0)
+    settle(instance);  // timed after a runoff: scaled like every other non-finalist
+  else
     entry.latency_us[instance] = latency_us;
-    ++entry.measured;
-  }
+}
+
+void KernelBook::add_runoff_latency(KernelEntry& entry, size_t instance, int runoff,
+                                    double latency_us) {
+  entry.recorded[instance] = 1;
+  const size_t k = index_.at(entry.key);
+  runoff_[instance].add(k, runoff, latency_us);
+  if (std::isnan(entry.latency_us[instance])) ++entry.measured;
+  settle(instance);
+}
+
+int KernelBook::latest_runoff() const {
+  int latest = 0;
+  for (const InstanceRunoff& r : runoff_) latest = std::max(latest, r.latest());
+  return latest;
+}
+
+void KernelBook::settle(size_t instance) {
+  std::vector<double> ordinary(entries_.size());
+  for (size_t k = 0; k < entries_.size(); ++k) ordinary[k] = entries_[k].ordinary_us[instance];
+  const std::vector<double> settled =
+      settle_runoff(ordinary, runoff_[instance].as_vector(entries_.size()));
+  for (size_t k = 0; k < entries_.size(); ++k) entries_[k].latency_us[instance] = settled[k];
 }
 
 void KernelBook::note_registers(KernelEntry& entry, int registers) {

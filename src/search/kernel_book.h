@@ -17,6 +17,7 @@
 #include "measure/measurer.h"
 #include "nvrtc/compiler.h"
 #include "search/instance_table.h"
+#include "search/runoff.h"
 #include "space/micro_kernel.h"
 
 namespace dietcode {
@@ -29,9 +30,13 @@ struct KernelEntry {
   bool failed = false;
   MeasureStatus status = MeasureStatus::kOk;  // the first failure's status
   std::string error;                          // and its message
-  std::vector<double> latency_us;             // per instance; NaN where not measured
-  std::vector<char> recorded;                 // per instance: the log has a record of it
-  size_t measured = 0;                        // instances with a latency
+  // Per instance; NaN where not measured. Where a runoff timed the instance, settled as
+  // search/runoff.h says (the runoff's time for a finalist, the scaled ordinary time for
+  // any other kernel); everywhere else ordinary_us.
+  std::vector<double> latency_us;
+  std::vector<double> ordinary_us;  // per instance: the first ordinary measurement, NaN if none
+  std::vector<char> recorded;       // per instance: the log has a record of it
+  size_t measured = 0;              // instances with a latency
 };
 
 class KernelBook {
@@ -45,6 +50,11 @@ class KernelBook {
 
   // What a record or a result says about (kernel, instance).
   void add_latency(KernelEntry& entry, size_t instance, double latency_us);
+  // A time from the op's runoff number `runoff` (search/runoff.h); the instance's times are
+  // settled again.
+  void add_runoff_latency(KernelEntry& entry, size_t instance, int runoff, double latency_us);
+  // The highest runoff number any instance has (0: no runoff yet).
+  int latest_runoff() const;
   void add_failure(KernelEntry& entry, size_t instance, MeasureStatus status,
                    const std::string& error);
   // What a log record says of the kernel's compiled main entry (ptxas's registers per
@@ -64,8 +74,12 @@ class KernelBook {
   std::vector<int> best_kernel() const;
 
  private:
+  // Recomputes every kernel's latency_us[instance] from the ordinary and runoff times.
+  void settle(size_t instance);
+
   const InstanceTable* table_;
   std::vector<KernelEntry> entries_;
+  std::vector<InstanceRunoff> runoff_;  // per instance
   std::map<std::string, size_t> index_;
 };
 

@@ -19,11 +19,13 @@ namespace {
 using nlohmann::json;
 
 // The identity of a measurement: records with equal keys measured the same thing.
+// A runoff's time is a measurement of its own (search/runoff.h), never merged with the
+// ordinary one of the same pair.
 using RecordKey = std::tuple<std::string, std::string, std::string, std::string,
-                             std::map<std::string, int64_t>, std::string>;
+                             std::map<std::string, int64_t>, std::string, int>;
 
 RecordKey record_key(const TuningRecord& r) {
-  return {r.workload, r.op, r.device, r.arch, r.shape, r.mk.key()};
+  return {r.workload, r.op, r.device, r.arch, r.shape, r.mk.key(), r.runoff};
 }
 
 std::string device_label(const TuningRecord& r) { return fmt::format("{} ({})", r.device, r.arch); }

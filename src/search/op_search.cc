@@ -15,6 +15,7 @@
 #include "measure/measure_pool.h"
 #include "nvrtc/stable_hash.h"
 #include "search/candidate_selection.h"
+#include "search/runoff.h"
 
 namespace dietcode {
 
@@ -109,10 +110,13 @@ std::vector<size_t> OpSearch::instances_for(const KernelEntry* entry, const doub
 }
 
 void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indices,
-                      const MeasureResult& result) {
+                      const MeasureResult& result, int runoff) {
   // The log first: what is on disk is the state a resumed run starts from.
-  const std::vector<TuningRecord> records =
+  std::vector<TuningRecord> records =
       records_from_result(env_.workload, input, result, env_.device);
+  // A finalist that fails in the runoff fails as it would in a round: an ordinary record.
+  if (result.status == MeasureStatus::kOk)
+    for (TuningRecord& r : records) r.runoff = runoff;
   if (env_.log)
     for (const TuningRecord& r : records) env_.log->append(r);
 
@@ -129,11 +133,14 @@ void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indi
   for (size_t j = 0; j < indices.size() && j < result.latency_us.size(); ++j) {
     const double latency = result.latency_us[j];
     if (!(latency > 0) || !std::isfinite(latency)) continue;  // not measured: no record either
-    book_.add_latency(e, indices[j], latency);
+    if (runoff > 0)
+      book_.add_runoff_latency(e, indices[j], runoff, latency);
+    else
+      book_.add_latency(e, indices[j], latency);
     measured.push_back(indices[j]);
   }
   stats_.measurements += measured.size();
-  if (!e.failed && !measured.empty()) {
+  if (runoff == 0 && !e.failed && !measured.empty()) {
     model_->learn(e, measured);
     for (OpSearch* peer : peers_) peer->model_->learn_peer(e, table_, measured);
   }
@@ -153,11 +160,40 @@ double OpSearch::end_seconds() const {
   // kernels in use instead would let the reserve jump when a round adds some, after that round
   // had been sized to the smaller one.
   const size_t sample = std::min(table_.size(), options_.max_instances_per_kernel);
-  if (options_.complete_kernels > 0 && stats_.measurements > 0 && sample < table_.size()) {
+  const double per_measurement =
+      stats_.measurements > 0 ? stats_.measure_seconds / double(stats_.measurements) : 0.0;
+  if (options_.complete_kernels > 0 && sample < table_.size()) {
     const double missing = double(options_.complete_kernels) * double(table_.size() - sample);
-    seconds += missing * stats_.measure_seconds / double(stats_.measurements);
+    seconds += missing * per_measurement;
   }
+  // The runoff: the finalists the book names now, or where kernels were timed on a sample
+  // (and completion will add times), every instance's full share. They are the faster
+  // kernels, so the rounds' mean time per measurement overestimates them.
+  if (options_.runoff_finalists > 0)
+    seconds += double(sample < table_.size()
+                          ? size_t(options_.runoff_finalists) * table_.size()
+                          : runoff_pairs())
+               * per_measurement;
   return seconds;
+}
+
+size_t OpSearch::runoff_pairs() const {
+  size_t pairs = 0;
+  for (const auto& [kernel, instances] : runoff_field()) pairs += instances.size();
+  return pairs;
+}
+
+std::map<size_t, std::vector<size_t>> OpSearch::runoff_field() const {
+  const std::vector<size_t> usable = book_.usable();
+  std::map<size_t, std::vector<size_t>> instances_of;  // book index -> its finalist instances
+  std::vector<double> latency(usable.size());
+  for (size_t i = 0; i < table_.size(); ++i) {
+    for (size_t u = 0; u < usable.size(); ++u) latency[u] = book_[usable[u]].latency_us[i];
+    for (size_t f : runoff_finalists(latency, size_t(std::max(options_.runoff_finalists, 0)),
+                                     options_.runoff_margin))
+      instances_of[usable[f]].push_back(i);
+  }
+  return instances_of;
 }
 
 void OpSearch::learn_from_peers(std::vector<OpSearch*> peers) {
@@ -171,7 +207,7 @@ void OpSearch::learn_from_peers(std::vector<OpSearch*> peers) {
 
 void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
                              const std::vector<std::vector<size_t>>& indices, RoundReport& report,
-                             const std::function<void()>& on_batch) {
+                             const std::function<void()>& on_batch, int runoff) {
   // Kernels compiled in this round are measured even past the deadline: measuring is the
   // cheap part, and without it the compiling was for nothing. Results are recorded in input
   // order, job after job, whatever order they arrive in, so neither the log nor the search's
@@ -179,7 +215,9 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
   // when there are more devices than full jobs, so that every device gets work; a job's size
   // changes how a real GPU interleaves its kernels, not what the log says of them.
   size_t batch = size_t(std::max(options_.measure_batch, 1));
-  if (env_.pool && env_.pool->size() > 1)
+  if (runoff > 0)
+    batch = std::max<size_t>(1, inputs.size());  // one job: its kernels are interleaved
+  else if (env_.pool && env_.pool->size() > 1)
     batch = std::min(
         batch, std::max<size_t>(1, (inputs.size() + env_.pool->size() - 1) / env_.pool->size()));
   std::vector<std::vector<MeasureInput>> jobs;
@@ -193,10 +231,10 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
       throw std::logic_error(fmt::format("measurer returned {} results for {} inputs",
                                          results.size(), jobs[job].size()));
     for (size_t j = 0; j < results.size(); ++j) {
-      record(jobs[job][j], indices[job * batch + j], results[j]);
+      record(jobs[job][j], indices[job * batch + j], results[j], runoff);
       if (results[j].status == MeasureStatus::kOk) {
         ++report.measured;
-        ++stats_.measured_kernels;
+        if (runoff == 0) ++stats_.measured_kernels;  // a runoff times kernels counted before
       } else {
         ++report.failed;
         ++stats_.failed_kernels;
@@ -291,6 +329,57 @@ RoundReport OpSearch::complete_kernels_in_use(int max_kernels,
   const auto start = std::chrono::steady_clock::now();
   if (report.measured > 0) retrain_model();
   stats_.model_seconds += seconds_since(start);
+  report.weighted_mean_us = weighted_mean_us();
+  return report;
+}
+
+RoundReport OpSearch::runoff(const std::function<void()>& on_batch) {
+  RoundReport report;
+  if (options_.runoff_finalists <= 0) return report;
+  // Each instance's finalists, by the times the rounds (and any earlier runoff) left.
+  const std::map<size_t, std::vector<size_t>> instances_of = runoff_field();
+  // A run that timed nothing new leaves the log's runoff standing: running a finished tune
+  // again changes nothing. A log without one (written before runoffs, or with --runoff 0) gets
+  // its first.
+  if (instances_of.empty() || (book_.latest_runoff() > 0 && stats_.measurements == 0))
+    return report;
+  report.runoff = book_.latest_runoff() + 1;
+  report.weighted_mean_before_us = weighted_mean_us();
+
+  std::vector<MicroKernel> chosen;
+  std::map<std::string, size_t> by_key;
+  for (const auto& [k, instances] : instances_of) {
+    chosen.push_back(book_[k].mk);
+    by_key[book_[k].key] = k;
+  }
+  CompileStats cs;
+  std::vector<CompiledCandidate> compiled = compile_candidates(
+      *env_.compiler, *op_, chosen, env_.gpu,
+      {env_.device.arch, options_.jobs, env_.device.constant_weights}, binaries_, &cs);
+  stats_.compile_seconds += cs.wall_seconds;
+  stats_.nvrtc_seconds += cs.nvrtc_seconds;
+  stats_.cache_hits += cs.cache_hits;
+
+  std::vector<MeasureInput> inputs;
+  std::vector<std::vector<size_t>> indices;
+  for (CompiledCandidate& cc : compiled) {
+    // Every finalist compiled before; one that no longer does (the compiler changed under a
+    // resumed tune) keeps its rounds' times, like any kernel the runoff does not time.
+    auto k = by_key.find(cc.mk.key());
+    if (cc.status != MeasureStatus::kOk || k == by_key.end()) continue;
+    const std::vector<size_t>& which = instances_of.at(k->second);
+    MeasureInput input;
+    input.op = op_;
+    input.mk = cc.mk;
+    input.kernel = std::move(cc.kernel);
+    input.compiled = std::move(cc.compiled);
+    for (size_t i : which) input.instances.push_back(table_[i]);
+    report.runoff_pairs += which.size();
+    inputs.push_back(std::move(input));
+    indices.push_back(which);
+  }
+  report.runoff_kernels = int(inputs.size());
+  measure_ready(inputs, indices, report, on_batch, report.runoff);
   report.weighted_mean_us = weighted_mean_us();
   return report;
 }

@@ -95,6 +95,12 @@ struct RoundReport {
   int selected = 0;   // new candidates sent to the compiler
   int completed = 0;  // kernels completed on missing instances (from the log, or at the end)
   bool final_completion = false;  // complete_kernels_in_use's report, not a round's
+  // The runoff's report (runoff.h), not a round's: its number in the op's log, the kernels
+  // and (kernel, instance) pairs it timed, and the op's weighted mean before it.
+  int runoff = 0;
+  int runoff_kernels = 0;
+  size_t runoff_pairs = 0;
+  double weighted_mean_before_us = 0;
   int rejected = 0;   // compile errors and kernels over the limits
   int duplicates = 0;
   int measured = 0;             // kernels timed
@@ -137,6 +143,12 @@ class OpSearch {
   // timed on every instance.
   RoundReport complete_kernels_in_use(int max_kernels, const std::function<void()>& on_batch = {});
 
+  // The runoff (search/runoff.h): at the end, each instance's finalists (at most
+  // options.runoff_finalists kernels within options.runoff_margin of its best) timed again,
+  // all in one measurement, and the instances settled by those times. Nothing to do when
+  // runoff_finalists is 0 or no kernel was timed.
+  RoundReport runoff(const std::function<void()>& on_batch = {});
+
   // Kernels serving the workload's other ops best. The next round times those this op's
   // spaces hold and it has not tried, ahead of what its own model selects: a model trained on
   // this op's kernels alone has no reason to believe in a tile that wins elsewhere.
@@ -157,7 +169,8 @@ class OpSearch {
   // Cost-model quality on held-out kernels, written to the log when there is one.
   const CostModelQuality& evaluate_quality();
   // Seconds this op's end is expected to take once its rounds stop: timing the kernels in use
-  // on the instances they lack (complete_kernels_in_use) and evaluate_quality's trainings,
+  // on the instances they lack (complete_kernels_in_use), the runoff and evaluate_quality's
+  // trainings,
   // estimated from this run's own measuring rate and its model's last training time. A time
   // budget holds this much back for it.
   double end_seconds() const;
@@ -181,12 +194,16 @@ class OpSearch {
   };
   Incumbent incumbent() const;
   const LaunchPlan& plan_of(const MicroKernel& mk);
+  // The runoff's field as the book stands: book index -> the instances it is a finalist of.
+  std::map<size_t, std::vector<size_t>> runoff_field() const;
+  size_t runoff_pairs() const;
   std::vector<size_t> instances_for(const KernelEntry* entry, const double* predicted_row,
                                     const std::vector<double>& incumbent);
   // Appends the result's records to the log and learns from them; indices are the table
-  // indices of input.instances.
+  // indices of input.instances. runoff > 0: times of that runoff, which settle their instances
+  // in the book and are not learned (the model's labels are the rounds' times).
   void record(const MeasureInput& input, const std::vector<size_t>& indices,
-              const MeasureResult& result);
+              const MeasureResult& result, int runoff = 0);
   // Compiles `chosen` (through the cache) and measures each on its instances: those
   // instances_for picks (predicted rows parallel to chosen, empty when none), or with
   // every_instance all it has no record on. Fills the report's rejected/duplicates/measured.
@@ -194,9 +211,10 @@ class OpSearch {
                            const std::vector<std::vector<double>>& predicted,
                            const std::vector<double>& incumbent, bool every_instance,
                            RoundReport& report, const std::function<void()>& on_batch);
+  // runoff > 0: the inputs are that runoff's, measured in a single job (runoff.h).
   void measure_ready(const std::vector<MeasureInput>& inputs,
                      const std::vector<std::vector<size_t>>& indices, RoundReport& report,
-                     const std::function<void()>& on_batch);
+                     const std::function<void()>& on_batch, int runoff = 0);
 
   const OpSpec* op_;
   SearchEnvironment env_;

@@ -37,7 +37,9 @@ void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
     }
     KernelEntry& e = book_.add(r->mk, *plan);
     if (r->registers) KernelBook::note_registers(e, *r->registers);
-    if (r->status == MeasureStatus::kOk && r->latency_us) {
+    if (r->status == MeasureStatus::kOk && r->latency_us && r->runoff > 0) {
+      book_.add_runoff_latency(e, *i, r->runoff, *r->latency_us);
+    } else if (r->status == MeasureStatus::kOk && r->latency_us) {
       book_.add_latency(e, *i, *r->latency_us);
     } else {
       book_.add_failure(e, *i, r->status, r->error);

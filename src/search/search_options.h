@@ -62,6 +62,13 @@ struct JointSearchOptions {
   // runs after the time budget's rounds, and costs about `complete_kernels` full passes over
   // the op's instances. 0: off.
   int complete_kernels = 8;
+  // The runoff (runoff.h), after the completion: per instance, at most this many kernels
+  // within runoff_margin of its best are timed again, all of the op's in one measurement, and
+  // decide the instance. Costs about runoff_finalists passes over the op's instances with
+  // its faster kernels. 0: off. The margin is wide because the best time it is measured from
+  // is itself the lucky one: a kernel that is truly as fast can read 20% slower.
+  int runoff_finalists = 4;
+  double runoff_margin = 0.25;
   // Kernels per Measurer::measure() call: enough to interleave a few candidates on a real
   // GPU, few enough that a killed run loses little (results are logged per call). On several
   // GPUs a call is one job, smaller when there are more GPUs than jobs (op_search.cc).

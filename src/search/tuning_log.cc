@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <limits>
@@ -57,6 +58,7 @@ json TuningRecord::to_json() const {
   if (!error.empty()) j["error"] = error;
   if (registers) j["registers"] = *registers;
   if (constant_weights) j["weights"] = "constant";
+  if (runoff > 0) j["runoff"] = runoff;
   return j;
 }
 
@@ -125,6 +127,13 @@ TuningRecord TuningRecord::from_json(const json& j) {
     if (!weights->is_string() || (*weights != "constant" && *weights != "per_call"))
       throw UserError("weights: expected \"constant\" or \"per_call\"");
     r.constant_weights = *weights == "constant";
+  }
+  if (auto runoff = j.find("runoff"); runoff != j.end()) {
+    if (!runoff->is_number_integer() || runoff->get<int64_t>() < 1 ||
+        runoff->get<int64_t>() > 1000000)
+      throw UserError("runoff: expected the runoff's number, a positive integer");
+    if (r.status != MeasureStatus::kOk) throw UserError("runoff: only a record with status \"ok\" has one");
+    r.runoff = runoff->get<int>();
   }
   r.tool_version = required_string(j, "tool_version");
   r.timestamp = required_string(j, "timestamp");
@@ -202,10 +211,18 @@ InstanceKey instance_key(const TuningRecord& record) {
 
 std::map<InstanceKey, const TuningRecord*> best_per_instance(
     const std::vector<const TuningRecord*>& records) {
+  std::map<InstanceKey, int> runoff;  // the latest runoff of each instance, if any
+  for (const TuningRecord* r : records)
+    if (r->runoff > 0) {
+      int& latest = runoff[instance_key(*r)];
+      latest = std::max(latest, r->runoff);
+    }
   std::map<InstanceKey, const TuningRecord*> best;
   for (const TuningRecord* r : records) {
     if (r->status != MeasureStatus::kOk || !r->latency_us) continue;
-    auto [it, inserted] = best.emplace(instance_key(*r), r);
+    const InstanceKey key = instance_key(*r);
+    if (auto it = runoff.find(key); it != runoff.end() && r->runoff != it->second) continue;
+    auto [it, inserted] = best.emplace(key, r);
     if (!inserted && *r->latency_us < *it->second->latency_us) it->second = r;
   }
   return best;

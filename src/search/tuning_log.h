@@ -63,6 +63,9 @@ struct TuningRecord {
   // DeviceIdentity::constant_weights: "weights": "constant" in the JSON (absent: packed in
   // every call, as every record before the field was).
   bool constant_weights = false;
+  // "runoff": N for a time from the op's N-th runoff (search/runoff.h); 0 (absent in the JSON)
+  // for an ordinary measurement.
+  int runoff = 0;
   std::string tool_version;
   std::string timestamp;  // ISO-8601 UTC, "2025-03-01T12:00:00.123Z"
 
@@ -152,8 +155,9 @@ struct InstanceKey {
 };
 InstanceKey instance_key(const TuningRecord& record);
 
-// The fastest ok record of every instance (ties: the earlier record). Instances with no ok
-// record are absent.
+// The fastest ok record of every instance (ties: the earlier record); where a runoff timed the
+// instance (search/runoff.h), the fastest of its latest runoff. Instances with no ok record
+// are absent.
 std::map<InstanceKey, const TuningRecord*> best_per_instance(
     const std::vector<const TuningRecord*>& records);
 

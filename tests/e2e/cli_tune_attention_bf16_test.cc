@@ -41,8 +41,10 @@ CommandOptions in(const test::TempDir& dir) {
 
 TEST(CliTuneAttentionBf16, TunesTensorCoreKernelsAndBuildsAPack) {
   test::TempDir dir;
+  // --runoff 0: every pair timed once, so the records below count kernels x instances.
   CommandResult tune = test::run_cli({"tune", kWorkload, "--simulate", "h100", "--trials", "8",
-                                      "--seed", "3", "--json", "-o", "attention.jsonl"},
+                                      "--seed", "3", "--runoff", "0", "--json", "-o",
+                                      "attention.jsonl"},
                                      in(dir));
   ASSERT_EQ(tune.exit_code, 0) << tune.summary();
   const json summary = json::parse(tune.out);

@@ -146,8 +146,8 @@ TEST_F(CliTuneCpu, KilledRunResumesMeasuringNoPairTwice) {
   const fs::path cache = dir_ / "cache";  // its own: slow enough to be caught between rounds
   const std::string log = (dir_ / "killed.jsonl").string();
   ASSERT_TRUE(test::run_cli_killed_once_written(
-      {"tune", kWorkload, "--target", "cpu", "--ops", "up", "--trials", "8", "--seed", "5", "-q",
-       "-o", log},
+      {"tune", kWorkload, "--target", "cpu", "--ops", "up", "--trials", "8", "--seed", "5",
+       "--runoff", "0", "-q", "-o", log},
       {{"DIETCODE_CACHE_DIR", cache.string()}}, log, 0, 240))
       << "the run finished before it could be killed";
   const std::string before = test::read_file_or_empty(log);
@@ -155,7 +155,7 @@ TEST_F(CliTuneCpu, KilledRunResumesMeasuringNoPairTwice) {
   const std::string complete = before.substr(0, before.rfind('\n') + 1);
 
   CommandResult resumed =
-      tune("--target cpu --ops up --trials 8 --seed 5 --json -o killed.jsonl", cache);
+      tune("--target cpu --ops up --trials 8 --seed 5 --runoff 0 --json -o killed.jsonl", cache);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.summary();
   EXPECT_THAT(resumed.err, HasSubstr("resuming from"));
   const std::string after = test::read_file_or_empty(log);

@@ -146,7 +146,7 @@ TEST_F(CliTuneDevices, KilledRunOnSeveralGpusResumesKeepingEveryCompletedLine) {
   // for the first records of a measured job.
   ASSERT_TRUE(test::run_cli_killed_once_written(
       {"tune", kWorkload, "--simulate", "h100", "--ops", "down", "--trials", "32", "--seed", "5",
-       "--devices", "0,1,2", "-q", "-o", log},
+       "--devices", "0,1,2", "--runoff", "0", "-q", "-o", log},
       {{"DIETCODE_CACHE_DIR", cache_.string()},
        {"DIETCODE_SIMULATED_GPUS", "delay_ms=40;delay_ms=5;delay_ms=15"}},
       log, 20000, 120))
@@ -156,7 +156,8 @@ TEST_F(CliTuneDevices, KilledRunOnSeveralGpusResumesKeepingEveryCompletedLine) {
   const std::string complete = before.substr(0, before.rfind('\n') + 1);
 
   CommandResult resumed =
-      tune("--simulate h100 --ops down --trials 32 --seed 5 --devices 0,1,2 --json -o killed.jsonl",
+      tune("--simulate h100 --ops down --trials 32 --seed 5 --devices 0,1,2 --runoff 0 --json "
+           "-o killed.jsonl",
            "delay_ms=4;delay_ms=1;delay_ms=2");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   const std::string after = test::read_file_or_empty(log);

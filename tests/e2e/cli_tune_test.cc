@@ -65,6 +65,7 @@ TEST_F(CliTune, BadOptionsExitOneWithTheirMessage) {
        "dietcode tune: --time-budget: expected a duration such as 90s, 10m or 1h30m, got "
        "\"10x\""},
       {"--jobs 0", "dietcode tune: --jobs: expected a positive integer, got 0"},
+      {"--runoff -1", "dietcode tune: --runoff: expected 0 (off) or a positive integer, got -1"},
       {"--device -1", "dietcode tune: --device: expected a CUDA device ordinal >= 0, got -1"},
       {"--noise 0.1",
        "dietcode tune: --noise needs --simulate (it is the simulated device's measurement "
@@ -142,17 +143,26 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
   EXPECT_GE(op["kernels_used"].get<int>(), 1);
   // Progress went to stderr, as plain lines (not a terminal).
   EXPECT_THAT(r.err, HasSubstr("up: round 1: 8 kernels (8 new)"));
+  EXPECT_THAT(r.err, HasSubstr("up: runoff 1: the "));
   EXPECT_THAT(r.err, HasSubstr("SIMULATED"));
+  ASSERT_TRUE(op.contains("runoff"));
+  EXPECT_EQ(op["runoff"]["number"], 1);
+  const int runoff_pairs = op["runoff"]["pairs"].get<int>();
+  EXPECT_GE(runoff_pairs, 16);  // every instance's best at least
+  EXPECT_LE(runoff_pairs, 4 * 16);
 
   std::istringstream log(test::read_file_or_empty(dir_ / "tune_small.jsonl"));
   std::string line;
   std::set<std::string> kernels;
-  int measurements = 0, quality = 0;
+  int measurements = 0, runoff = 0, quality = 0;
   while (std::getline(log, line)) {
     const json j = json::parse(line);
     EXPECT_EQ(j["simulated"], true);
     EXPECT_EQ(j["arch"], "sm_90");
-    if (j["kind"] == "measurement") {
+    if (j["kind"] == "measurement" && j.contains("runoff")) {
+      EXPECT_EQ(j["runoff"], 1);
+      ++runoff;
+    } else if (j["kind"] == "measurement") {
       ++measurements;
       kernels.insert(j["mk"].dump());
     } else {
@@ -162,16 +172,18 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
   }
   EXPECT_EQ(kernels.size(), 8u);
   EXPECT_EQ(measurements, 8 * 16);
+  EXPECT_EQ(runoff, runoff_pairs);
   EXPECT_EQ(quality, 1);
 
-  // The text summary, from the log alone: nothing left to measure.
+  // The text summary, from the log alone: nothing left to measure, no second runoff.
   CommandResult again = tune("--simulate h100 --ops up --trials 8 --seed 1");
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_THAT(again.out, HasSubstr("resuming from 128 records of this workload and device"));
+  EXPECT_THAT(again.out, HasSubstr("resuming from " + std::to_string(128 + runoff) +
+                                   " records of this workload and device"));
   EXPECT_THAT(again.out, HasSubstr("this run compiled 0 kernels"));
   EXPECT_THAT(again.out, HasSubstr("SIMULATED: these latencies come from a model"));
   const std::string unchanged = test::read_file_or_empty(dir_ / "tune_small.jsonl");
-  EXPECT_EQ(std::count(unchanged.begin(), unchanged.end(), '\n'), measurements + quality);
+  EXPECT_EQ(std::count(unchanged.begin(), unchanged.end(), '\n'), measurements + runoff + quality);
   CommandResult quiet = tune("--simulate h100 --ops up --trials 8 -q");
   EXPECT_EQ(quiet.exit_code, 0);
   EXPECT_EQ(quiet.out + quiet.err, "");
@@ -180,10 +192,10 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
 // tune grades as bench does: L2 flushed by default, --l2 warm on request; every record says
 // which, and a run in the other regime does not resume from them.
 TEST_F(CliTune, EveryRecordNamesItsL2RegimeAndResumingKeepsToOne) {
-  CommandResult flushed = tune("--simulate h100 --ops up --trials 4 --seed 1");
+  CommandResult flushed = tune("--simulate h100 --ops up --trials 4 --seed 1 --runoff 0");
   ASSERT_EQ(flushed.exit_code, 0) << flushed.err;
   EXPECT_THAT(flushed.out, HasSubstr("L2 flushed before every timing"));
-  CommandResult warm = tune("--simulate h100 --ops up --trials 4 --seed 1 --l2 warm");
+  CommandResult warm = tune("--simulate h100 --ops up --trials 4 --seed 1 --runoff 0 --l2 warm");
   ASSERT_EQ(warm.exit_code, 0) << warm.err;
   EXPECT_THAT(warm.out, HasSubstr("(sm_90, L2 warm)"));
   EXPECT_THAT(warm.err + warm.out,
@@ -207,7 +219,11 @@ TEST_F(CliTune, SameSeedSameLogModuloTimestamps) {
   ASSERT_EQ(tune(args + " -o a.jsonl").exit_code, 0);
   ASSERT_EQ(tune(args + " -o b.jsonl").exit_code, 0);
   const auto a = test::log_without_timestamps(test::read_file_or_empty(dir_ / "a.jsonl"));
-  EXPECT_EQ(a.size(), 18u * 16 + 1);
+  const size_t runoff = size_t(std::count_if(a.begin(), a.end(), [](const std::string& line) {
+    return line.find("\"runoff\":1") != std::string::npos;
+  }));
+  EXPECT_GE(runoff, 16u);  // the runoff's records are part of what must repeat
+  EXPECT_EQ(a.size(), 18u * 16 + runoff + 1);
   EXPECT_EQ(a, test::log_without_timestamps(test::read_file_or_empty(dir_ / "b.jsonl")));
 }
 
@@ -236,7 +252,7 @@ TEST_F(CliTune, KilledRunResumesKeepingEveryCompletedRecordAndMeasuringNoPairTwi
   const std::string log = (dir_ / "killed.jsonl").string();
   ASSERT_TRUE(test::run_cli_killed_once_written(
       {"tune", kWorkload, "--simulate", "h100", "--ops", "down", "--trials", "18", "--seed", "5",
-       "-q", "-o", log},
+       "--runoff", "0", "-q", "-o", log},
       {{"DIETCODE_CACHE_DIR", cache.string()}}, log, 0, 60))
       << "the run finished before it could be killed";
   const std::string before = test::read_file_or_empty(log);
@@ -244,7 +260,8 @@ TEST_F(CliTune, KilledRunResumesKeepingEveryCompletedRecordAndMeasuringNoPairTwi
   const std::string complete = before.substr(0, before.rfind('\n') + 1);
 
   CommandResult resumed =
-      tune("--simulate h100 --ops down --trials 18 --seed 5 --json -o killed.jsonl", cache);
+      tune("--simulate h100 --ops down --trials 18 --seed 5 --runoff 0 --json -o killed.jsonl",
+           cache);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   const std::string after = test::read_file_or_empty(log);
   EXPECT_EQ(after.substr(0, complete.size()), complete);

@@ -26,6 +26,7 @@
 #include "measure/measure_pool.h"
 #include "measure/simulated_device.h"
 #include "search/budget.h"
+#include "pack/choices.h"
 #include "search/log_resume.h"
 #include "space/templates.h"
 
@@ -288,6 +289,7 @@ TEST_F(JointSearchTest, SameSeedSameLogAndEveryPairMeasuredOnce) {
   JointSearchOptions options;
   options.budget.trials_per_op = 40;
   options.seed = 3;
+  options.runoff_finalists = 0;  // the rounds' own bookkeeping; the runoff times pairs again
   CountingDevice a(h100()), b(h100());
   run(a, options, (dir_ / "a.jsonl").string());
   run(b, options, (dir_ / "b.jsonl").string());
@@ -350,10 +352,13 @@ TEST_F(JointSearchTest, SeveralDevicesWriteTheLogOneDeviceWritesWhateverTheirSpe
   auto eight = simulated_host({2, 1, 3, 1, 2, 1, 3, 2}, std::vector<int>(8, -1));
   {
     MeasurePool pool(members(eight));
-    run(*eight[0], options, (dir_ / "eight.jsonl").string(), &pool);
+    const OpOutcome op = run(*eight[0], options, (dir_ / "eight.jsonl").string(), &pool).ops[0];
     size_t jobs = 0, kernels = 0;
     for (const PoolDeviceStats& s : pool.stats()) jobs += size_t(s.jobs), kernels += s.inputs;
-    EXPECT_GE(jobs * 2, kernels) << "jobs of more than two kernels";
+    // The runoff is one job on one device, so that its finalists share one measurement.
+    ASSERT_EQ(op.runoff.runoff, 1);
+    EXPECT_GE((jobs - 1) * 2, kernels - size_t(op.runoff.runoff_kernels))
+        << "jobs of more than two kernels";
   }
   EXPECT_EQ(lines_without_timestamps((dir_ / "eight.jsonl").string()), reference);
 }
@@ -387,6 +392,7 @@ TEST_F(JointSearchTest, ResumingContinuesTheBudgetWithoutMeasuringAPairTwice) {
   JointSearchOptions options;
   options.budget.trials_per_op = 24;
   options.budget.patience_rounds = 0;
+  options.runoff_finalists = 0;  // resuming the rounds; the runoff's resume is tested below
   CountingDevice first(h100());
   run(first, options, log);
   EXPECT_EQ(first.kernels.size(), 24u);
@@ -422,6 +428,7 @@ TEST_F(JointSearchTest, HalfMeasuredKernelsFromAKilledRunAreCompletedFirst) {
   const std::string log = (dir_ / "killed.jsonl").string();
   JointSearchOptions options;
   options.budget.trials_per_op = 16;
+  options.runoff_finalists = 0;  // counts the rounds' records
   CountingDevice first(h100());
   run(first, options, log);
   // Keep the first kernel's first 10 records, as if the run had been killed while writing.
@@ -505,6 +512,7 @@ TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredic
   options.budget.trials_per_op = 20;
   options.max_instances_per_kernel = 48;
   options.complete_kernels = 0;  // no final completion: see the next test
+  options.runoff_finalists = 0;  // nor a runoff, which times pairs again
   JointSearchResult result = run(device, options);
   const OpOutcome& op = result.ops[0];
   ASSERT_EQ(op.instances, 12u * 16u);
@@ -531,6 +539,7 @@ TEST_F(JointSearchTest, SampledKernelsInUseAreTimedOnEveryInstanceAtTheEnd) {
   options.budget.trials_per_op = 20;
   options.max_instances_per_kernel = 48;
   options.complete_kernels = 3;
+  options.runoff_finalists = 0;  // the runoff would time some pairs a second time
   JointSearchResult result = run(device, options);
   const OpOutcome& op = result.ops[0];
   std::map<std::string, int> per_kernel;
@@ -562,6 +571,7 @@ TEST_F(JointSearchTest, TimeBudgetBoundsTheWholeRunEndIncluded) {
   options.jobs = 1;
   options.max_instances_per_kernel = 48;
   options.complete_kernels = 8;  // up to 8 x 144 ms at the end
+  options.runoff_finalists = 0;  // the completion's reserve; the runoff's is tested below
   options.budget.time_budget_seconds = 2.0;
   JointSearchResult result = run(device, options);
   EXPECT_TRUE(result.out_of_time);
@@ -624,16 +634,17 @@ TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled
   JointSearchResult result = run_every_op(device, options);
   EXPECT_TRUE(result.out_of_time);
   EXPECT_LT(result.wall_seconds, 3.0);  // the budget, one round over at most, and slack
-  int compiled = 0, measured = 0;
+  int compiled = 0, measured = 0, runoff = 0;
   for (const OpOutcome& op : result.ops) {
     EXPECT_EQ(op.stop, StopReason::kTime) << op.op;
     EXPECT_GT(op.trials, 0) << op.op << " got no share of the time";
     EXPECT_TRUE(std::isfinite(op.weighted_mean_us)) << op.op;
     compiled += op.stats.compiled;
     measured += op.stats.measured_kernels;
+    runoff += op.runoff.runoff_kernels;  // timed again at the end
   }
   EXPECT_EQ(measured, compiled);  // nothing compiled went unmeasured
-  EXPECT_EQ(measured, device.inputs_measured);
+  EXPECT_EQ(measured + runoff, device.inputs_measured);
 }
 
 TEST_F(JointSearchTest, EachOpsModelLearnsFromTheOtherOpsKernels) {
@@ -673,6 +684,134 @@ TEST_F(JointSearchTest, StopsEarlyWhenRoundsStopImproving) {
   EXPECT_EQ(result.ops[0].stop, StopReason::kNoImprovement);
   EXPECT_EQ(result.ops[0].stats.rounds, 2);
   EXPECT_EQ(result.ops[0].trials, 32);
+}
+
+
+// A device whose first timing of a third of the (kernel, instance) pairs is lucky, 15% fast, as
+// the best of many noisy timings is: later timings of a pair give the model's value. A test
+// double.
+class LuckyDevice : public Measurer {
+ public:
+  explicit LuckyDevice(GpuSpec gpu) : device_(std::move(gpu)) {}
+  DeviceIdentity device() const override { return device_.device(); }
+  std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override {
+    std::vector<MeasureResult> results = device_.measure(inputs);
+    calls.push_back(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const std::string key = inputs[i].mk.key();
+      for (size_t j = 0; j < inputs[i].instances.size(); ++j) {
+        true_us[{key, inputs[i].instances[j].values}] = results[i].latency_us[j];
+        const std::vector<int64_t>& values = inputs[i].instances[j].values;
+        if (++timed[{key, values}] == 1 && lucky(key, values)) results[i].latency_us[j] *= 0.85;
+      }
+    }
+    return results;
+  }
+  static bool lucky(const std::string& key, const std::vector<int64_t>& values) {
+    return std::hash<std::string>{}(key + "@" + std::to_string(values.at(0))) % 3 == 0;
+  }
+  std::map<std::pair<std::string, std::vector<int64_t>>, double> true_us;
+  std::map<std::pair<std::string, std::vector<int64_t>>, int> timed;
+  std::vector<size_t> calls;  // inputs per measure() call
+
+ private:
+  SimulatedDevice device_;
+};
+
+TEST_F(JointSearchTest, TheRunoffTimesTheFinalistsTogetherAndUndoesTheirLuck) {
+  JointSearchOptions options;
+  options.budget.trials_per_op = 48;
+  options.budget.patience_rounds = 0;
+  options.seed = 5;
+  auto true_mean = [&](const OpOutcome& op, const LuckyDevice& d) {
+    std::vector<double> us;
+    for (size_t i = 0; i < op.assignment.size(); ++i)
+      us.push_back(d.true_us.at({op.kernels[size_t(op.assignment[i].kernel)].key(),
+                                 std::vector<int64_t>{op.shapes[i].at("T")}}));
+    return InstanceTable(workload_, workload_.ops[0]).weighted_mean(us);
+  };
+
+  options.runoff_finalists = 0;
+  LuckyDevice without(h100());
+  const OpOutcome lucky = run(without, options, (dir_ / "without.jsonl").string()).ops[0];
+  EXPECT_EQ(lucky.runoff.runoff, 0);
+  // The rounds kept lucky timings: the figure they report is better than what runs.
+  EXPECT_LT(lucky.weighted_mean_us, 0.95 * true_mean(lucky, without));
+
+  options.runoff_finalists = 4;
+  LuckyDevice with(h100());
+  const std::string log = (dir_ / "with.jsonl").string();
+  const OpOutcome settled = run(with, options, log).ops[0];
+  ASSERT_EQ(settled.runoff.runoff, 1);
+  EXPECT_GT(settled.runoff.runoff_kernels, 1);
+  EXPECT_GE(settled.runoff.runoff_pairs, 32u);  // every instance, at least its best
+  EXPECT_LE(settled.runoff.runoff_pairs, 4u * 32u);
+  // One measurement, all finalists interleaved in it, after the rounds.
+  EXPECT_EQ(with.calls.back(), size_t(settled.runoff.runoff_kernels));
+  // Every instance's kernel was a finalist, and its figure is its own time now.
+  EXPECT_NEAR(settled.weighted_mean_us, true_mean(settled, with), 1e-9 * settled.weighted_mean_us);
+  // Same rounds as without (same seed, same timings), better choices: finalists that were
+  // only lucky lost to the kernels that are faster.
+  EXPECT_LT(true_mean(settled, with), true_mean(lucky, without));
+
+  // The log says so, and `build` reads the same choice out of it.
+  std::vector<std::string> warnings;
+  const TuningLog parsed = read_tuning_log(log, warnings);
+  size_t runoff_records = 0;
+  for (const TuningRecord& r : parsed.records) runoff_records += r.runoff == 1;
+  EXPECT_EQ(runoff_records, settled.runoff.runoff_pairs);
+  OpChoices choices = make_log_choices(workload_, log, true, warnings)->choices(workload_, workload_.ops[0]);
+  for (size_t i = 0; i < settled.assignment.size(); ++i) {
+    const TreeSample& s = choices.samples.at(i);
+    double best = INFINITY;
+    for (double us : s.latency_us)
+      if (!std::isnan(us)) best = std::min(best, us);
+    const std::string chosen = settled.kernels[size_t(settled.assignment[i].kernel)].key();
+    size_t k = 0;
+    while (k < choices.candidates.size() && choices.candidates[k].key() != chosen) ++k;
+    ASSERT_LT(k, choices.candidates.size()) << chosen;
+    // Equal times are ties the two break their own ways; the time is what must agree.
+    EXPECT_DOUBLE_EQ(s.latency_us[k], best) << "T=" << s.values[0];
+    EXPECT_DOUBLE_EQ(s.latency_us[k], settled.assignment[i].latency_us) << "T=" << s.values[0];
+  }
+
+  // Deterministic, like the rounds: the same seed writes the same log, runoff included.
+  LuckyDevice twin(h100());
+  run(twin, options, (dir_ / "twin.jsonl").string());
+  EXPECT_EQ(lines_without_timestamps((dir_ / "twin.jsonl").string()),
+            lines_without_timestamps(log));
+
+  // Running the finished tune again times nothing: the runoff stands.
+  LuckyDevice again(h100());
+  const OpOutcome same = run(again, options, log).ops[0];
+  EXPECT_TRUE(again.calls.empty());
+  EXPECT_EQ(same.runoff.runoff, 0);
+  EXPECT_NEAR(same.weighted_mean_us, settled.weighted_mean_us, 1e-9 * settled.weighted_mean_us);
+
+  // A longer budget times new kernels, then holds runoff 2 over the new field.
+  options.budget.trials_per_op = 64;
+  LuckyDevice more(h100());
+  const OpOutcome grown = run(more, options, log).ops[0];
+  EXPECT_EQ(grown.runoff.runoff, 2);
+  EXPECT_EQ(grown.stats.measured_kernels, 16);  // the runoff's kernels are not counted again
+}
+
+// The runoff runs after the budget's rounds like the completion, and its time is held back
+// for it too: here the rounds' kernels are timed on every instance, 10 ms a pair.
+TEST_F(JointSearchTest, TimeBudgetHoldsTheRunoffsTimeBack) {
+  CountingDevice device(h100());
+  device.per_instance = std::chrono::microseconds(10000);  // 320 ms per kernel
+  JointSearchOptions options;
+  options.jobs = 1;
+  options.budget.time_budget_seconds = 4.0;
+  JointSearchResult result = run(device, options);
+  const OpOutcome& op = result.ops[0];
+  ASSERT_EQ(op.runoff.runoff, 1);
+  EXPECT_GE(op.runoff.runoff_pairs, 32u);
+  EXPECT_GT(op.trials, 4);
+  // The runoff alone takes 0.3-1.3 s here (32-128 pairs).
+  EXPECT_LT(result.wall_seconds, 4.0 + 0.8) << "trials " << op.trials << ", runoff pairs "
+                                            << op.runoff.runoff_pairs;
 }
 
 }  // namespace

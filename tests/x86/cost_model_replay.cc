@@ -55,7 +55,9 @@ void fill_book(const OpSpec& op, const InstanceTable& table,
     if (plan == plans.end()) plan = plans.emplace(r->mk.key(), generate_kernel(op, r->mk).plan).first;
     KernelEntry& e = book.add(r->mk, plan->second);
     if (r->registers) KernelBook::note_registers(e, *r->registers);  // as a resumed search has it
-    if (r->status == MeasureStatus::kOk && r->latency_us)
+    if (r->status == MeasureStatus::kOk && r->latency_us && r->runoff > 0)
+      book.add_runoff_latency(e, *i, r->runoff, *r->latency_us);
+    else if (r->status == MeasureStatus::kOk && r->latency_us)
       book.add_latency(e, *i, *r->latency_us);
     else
       book.add_failure(e, *i, r->status, r->error);
