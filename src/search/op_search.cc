@@ -255,18 +255,33 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
   stats_.measure_seconds += std::max(0.0, seconds_since(start) - committing);
 }
 
+std::vector<CompiledCandidate> OpSearch::compile(const std::vector<MicroKernel>& mks) {
+  CompileStats cs;
+  std::vector<CompiledCandidate> compiled = compile_candidates(
+      *env_.compiler, *op_, mks, env_.gpu,
+      {env_.device.arch, options_.jobs, env_.device.constant_weights}, binaries_, &cs);
+  stats_.compile_seconds += cs.wall_seconds;
+  stats_.nvrtc_seconds += cs.nvrtc_seconds;
+  stats_.cache_hits += cs.cache_hits;
+  return compiled;
+}
+
+MeasureInput OpSearch::measure_input(CompiledCandidate& cc, const std::vector<size_t>& which) {
+  MeasureInput input;
+  input.op = op_;
+  input.mk = cc.mk;
+  input.kernel = std::move(cc.kernel);
+  input.compiled = std::move(cc.compiled);
+  for (size_t i : which) input.instances.push_back(table_[i]);
+  return input;
+}
+
 void OpSearch::compile_and_measure(const std::vector<MicroKernel>& chosen,
                                    const std::vector<std::vector<double>>& predicted,
                                    const std::vector<double>& incumbent, bool every_instance,
                                    RoundReport& report, const std::function<void()>& on_batch) {
   if (chosen.empty()) return;
-  CompileStats cs;
-  std::vector<CompiledCandidate> compiled = compile_candidates(
-      *env_.compiler, *op_, chosen, env_.gpu,
-      {env_.device.arch, options_.jobs, env_.device.constant_weights}, binaries_, &cs);
-  stats_.compile_seconds += cs.wall_seconds;
-  stats_.nvrtc_seconds += cs.nvrtc_seconds;
-  stats_.cache_hits += cs.cache_hits;
+  std::vector<CompiledCandidate> compiled = compile(chosen);
   stats_.compiled += int(compiled.size());
 
   std::vector<MeasureInput> inputs;
@@ -290,12 +305,7 @@ void OpSearch::compile_and_measure(const std::vector<MicroKernel>& chosen,
       ++report.duplicates;
       continue;
     }
-    MeasureInput input;
-    input.op = op_;
-    input.mk = cc.mk;
-    input.kernel = std::move(cc.kernel);
-    input.compiled = std::move(cc.compiled);
-    for (size_t i : which) input.instances.push_back(table_[i]);
+    MeasureInput input = measure_input(cc, which);
     if (cc.status != MeasureStatus::kOk) {
       // Rejected before measuring: recorded on the instances it would have been timed on, so
       // a resumed run does not compile it again.
@@ -352,13 +362,7 @@ RoundReport OpSearch::runoff(const std::function<void()>& on_batch) {
     chosen.push_back(book_[k].mk);
     by_key[book_[k].key] = k;
   }
-  CompileStats cs;
-  std::vector<CompiledCandidate> compiled = compile_candidates(
-      *env_.compiler, *op_, chosen, env_.gpu,
-      {env_.device.arch, options_.jobs, env_.device.constant_weights}, binaries_, &cs);
-  stats_.compile_seconds += cs.wall_seconds;
-  stats_.nvrtc_seconds += cs.nvrtc_seconds;
-  stats_.cache_hits += cs.cache_hits;
+  std::vector<CompiledCandidate> compiled = compile(chosen);  // cache hits: they compiled before
 
   std::vector<MeasureInput> inputs;
   std::vector<std::vector<size_t>> indices;
@@ -368,14 +372,8 @@ RoundReport OpSearch::runoff(const std::function<void()>& on_batch) {
     auto k = by_key.find(cc.mk.key());
     if (cc.status != MeasureStatus::kOk || k == by_key.end()) continue;
     const std::vector<size_t>& which = instances_of.at(k->second);
-    MeasureInput input;
-    input.op = op_;
-    input.mk = cc.mk;
-    input.kernel = std::move(cc.kernel);
-    input.compiled = std::move(cc.compiled);
-    for (size_t i : which) input.instances.push_back(table_[i]);
     report.runoff_pairs += which.size();
-    inputs.push_back(std::move(input));
+    inputs.push_back(measure_input(cc, which));
     indices.push_back(which);
   }
   report.runoff_kernels = int(inputs.size());

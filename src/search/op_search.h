@@ -204,6 +204,12 @@ class OpSearch {
   // in the book and are not learned (the model's labels are the rounds' times).
   void record(const MeasureInput& input, const std::vector<size_t>& indices,
               const MeasureResult& result, int runoff = 0);
+  // Compiles through the kernel cache, adding to the compile stats (not to `compiled`, which
+  // counts the rounds' kernels).
+  std::vector<CompiledCandidate> compile(const std::vector<MicroKernel>& mks);
+  // What the measurer gets for a compiled kernel on the given table instances (moves its
+  // binary out of cc).
+  MeasureInput measure_input(CompiledCandidate& cc, const std::vector<size_t>& which);
   // Compiles `chosen` (through the cache) and measures each on its instances: those
   // instances_for picks (predicted rows parallel to chosen, empty when none), or with
   // every_instance all it has no record on. Fills the report's rejected/duplicates/measured.
