@@ -796,6 +796,44 @@ TEST_F(JointSearchTest, TheRunoffTimesTheFinalistsTogetherAndUndoesTheirLuck) {
   EXPECT_EQ(grown.stats.measured_kernels, 16);  // the runoff's kernels are not counted again
 }
 
+// A finalist that crashes when the runoff times it again is a broken kernel like any other:
+// recorded as a failure (no runoff number), never assigned, and `build` drops it too.
+TEST_F(JointSearchTest, AFinalistThatFailsInTheRunoffIsDroppedEverywhere) {
+  JointSearchOptions options;
+  options.budget.trials_per_op = 24;
+  options.budget.patience_rounds = 0;
+  options.seed = 2;
+  CountingDevice device(h100());
+  std::map<std::string, int> calls;
+  std::string flaky;  // the first kernel timed twice: a finalist, in the runoff
+  device.fault = [&](const MicroKernel& mk) -> std::optional<MeasureStatus> {
+    if (++calls[mk.key()] == 2 && flaky.empty()) flaky = mk.key();
+    if (mk.key() == flaky) return MeasureStatus::kLaunchError;
+    return std::nullopt;
+  };
+  const std::string log = (dir_ / "flaky.jsonl").string();
+  const OpOutcome op = run(device, options, log).ops[0];
+  ASSERT_FALSE(flaky.empty()) << "no kernel was timed twice";
+  ASSERT_EQ(op.runoff.runoff, 1);
+  EXPECT_EQ(op.runoff.failed, 1);
+  for (const InstanceChoice& c : op.assignment) {
+    ASSERT_GE(c.kernel, 0);
+    EXPECT_NE(op.kernels[size_t(c.kernel)].key(), flaky);
+  }
+  std::vector<std::string> warnings;
+  const TuningLog parsed = read_tuning_log(log, warnings);
+  size_t failures = 0;
+  for (const TuningRecord& r : parsed.records)
+    if (r.mk.key() == flaky && r.status != MeasureStatus::kOk) {
+      ++failures;
+      EXPECT_EQ(r.runoff, 0);
+    }
+  EXPECT_GT(failures, 0u);
+  OpChoices choices =
+      make_log_choices(workload_, log, true, warnings)->choices(workload_, workload_.ops[0]);
+  for (const MicroKernel& mk : choices.candidates) EXPECT_NE(mk.key(), flaky);
+}
+
 // The runoff runs after the budget's rounds like the completion, and its time is held back
 // for it too: here the rounds' kernels are timed on every instance, 10 ms a pair.
 TEST_F(JointSearchTest, TimeBudgetHoldsTheRunoffsTimeBack) {
