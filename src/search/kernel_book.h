@@ -37,6 +37,10 @@ struct KernelEntry {
   std::vector<double> ordinary_us;  // per instance: the first ordinary measurement, NaN if none
   std::vector<char> recorded;       // per instance: the log has a record of it
   size_t measured = 0;              // instances with a latency
+  // Timed by this run, so its measurer has it loaded and checked already: timing it again
+  // (the runoff) costs its timings alone. Kernels known from the log alone cost a load and a
+  // check first.
+  bool timed_here = false;
 };
 
 class KernelBook {

@@ -139,6 +139,7 @@ void OpSearch::record(const MeasureInput& input, const std::vector<size_t>& indi
       book_.add_latency(e, indices[j], latency);
     measured.push_back(indices[j]);
   }
+  e.timed_here = e.timed_here || !measured.empty();
   stats_.measurements += measured.size();
   if (runoff == 0 && !e.failed && !measured.empty()) {
     model_->learn(e, measured);
@@ -166,21 +167,21 @@ double OpSearch::end_seconds() const {
     const double missing = double(options_.complete_kernels) * double(table_.size() - sample);
     seconds += missing * per_measurement;
   }
-  // The runoff: the finalists the book names now, or where kernels were timed on a sample
-  // (and completion will add times), every instance's full share. They are the faster
-  // kernels, so the rounds' mean time per measurement overestimates them.
-  if (options_.runoff_finalists > 0)
-    seconds += double(sample < table_.size()
-                          ? size_t(options_.runoff_finalists) * table_.size()
-                          : runoff_pairs())
-               * per_measurement;
+  // The runoff at its most: every instance's full share of finalists, timed at the rounds'
+  // mean time per measurement (an overestimate: the finalists are the faster kernels). A
+  // finalist this run has not timed (a resumed tune's, from the log) is first loaded and
+  // checked by the measurer, which on a CPU costs more than its few timings: count what a
+  // round's kernel cost for each.
+  if (options_.runoff_finalists > 0) {
+    size_t from_log = 0;
+    for (const auto& [k, instances] : runoff_field()) from_log += !book_[k].timed_here;
+    const double per_kernel = stats_.measured_kernels > 0
+                                  ? stats_.measure_seconds / double(stats_.measured_kernels)
+                                  : 0.0;
+    seconds += double(options_.runoff_finalists) * double(table_.size()) * per_measurement +
+               double(from_log) * per_kernel;
+  }
   return seconds;
-}
-
-size_t OpSearch::runoff_pairs() const {
-  size_t pairs = 0;
-  for (const auto& [kernel, instances] : runoff_field()) pairs += instances.size();
-  return pairs;
 }
 
 std::map<size_t, std::vector<size_t>> OpSearch::runoff_field() const {

@@ -196,7 +196,6 @@ class OpSearch {
   const LaunchPlan& plan_of(const MicroKernel& mk);
   // The runoff's field as the book stands: book index -> the instances it is a finalist of.
   std::map<size_t, std::vector<size_t>> runoff_field() const;
-  size_t runoff_pairs() const;
   std::vector<size_t> instances_for(const KernelEntry* entry, const double* predicted_row,
                                     const std::vector<double>& incumbent);
   // Appends the result's records to the log and learns from them; indices are the table

@@ -83,6 +83,8 @@ class CountingDevice : public Measurer {
   std::vector<MeasureResult> measure(const std::vector<MeasureInput>& inputs) override {
     std::vector<MeasureResult> results = device_.measure(inputs);
     for (size_t i = 0; i < inputs.size(); ++i) {
+      if (per_input.count() > 0 && loaded.insert(inputs[i].mk.key()).second)
+        std::this_thread::sleep_for(per_input);
       if (per_instance.count() > 0) std::this_thread::sleep_for(per_instance * inputs[i].instances.size());
       const std::string key = inputs[i].mk.key();
       kernels.insert(key);
@@ -104,6 +106,8 @@ class CountingDevice : public Measurer {
   std::map<std::pair<std::string, std::vector<int64_t>>, int> pairs;
   std::function<std::optional<MeasureStatus>(const MicroKernel&)> fault;
   std::chrono::microseconds per_instance{0};  // what timing one (kernel, instance) takes
+  std::chrono::microseconds per_input{0};     // and loading and checking a kernel, once
+  std::set<std::string> loaded;
 
  private:
   SimulatedDevice device_;
@@ -835,21 +839,38 @@ TEST_F(JointSearchTest, AFinalistThatFailsInTheRunoffIsDroppedEverywhere) {
 }
 
 // The runoff runs after the budget's rounds like the completion, and its time is held back
-// for it too: here the rounds' kernels are timed on every instance, 10 ms a pair.
+// for it too. Here a kernel costs 300 ms to load and check the first time a device sees it,
+// and 5 ms a pair to time, as on a CPU, where the check costs more than timing a kernel on
+// the runoff's few instances. A resumed run's finalists from the log are new to its device.
 TEST_F(JointSearchTest, TimeBudgetHoldsTheRunoffsTimeBack) {
-  CountingDevice device(h100());
-  device.per_instance = std::chrono::microseconds(10000);  // 320 ms per kernel
+  auto slow_device = [] {
+    auto device = std::make_unique<CountingDevice>(h100());
+    device->per_input = std::chrono::microseconds(300000);
+    device->per_instance = std::chrono::microseconds(5000);  // 460 ms per kernel in a round
+    return device;
+  };
   JointSearchOptions options;
   options.jobs = 1;
-  options.budget.time_budget_seconds = 4.0;
-  JointSearchResult result = run(device, options);
-  const OpOutcome& op = result.ops[0];
-  ASSERT_EQ(op.runoff.runoff, 1);
-  EXPECT_GE(op.runoff.runoff_pairs, 32u);
-  EXPECT_GT(op.trials, 4);
-  // The runoff alone takes 0.3-1.3 s here (32-128 pairs).
-  EXPECT_LT(result.wall_seconds, 4.0 + 0.8) << "trials " << op.trials << ", runoff pairs "
-                                            << op.runoff.runoff_pairs;
+  options.kernels_per_round = 4;  // rounds of about 2 s, so the reserve decides when they stop
+  options.budget.time_budget_seconds = 6.0;
+  const std::string log = (dir_ / "budget.jsonl").string();
+  auto first = slow_device();
+  JointSearchResult fresh = run(*first, options, log);
+  ASSERT_EQ(fresh.ops[0].runoff.runoff, 1);
+  EXPECT_GT(fresh.ops[0].trials, 4);
+  EXPECT_LT(fresh.wall_seconds, 6.0 + 0.3) << "trials " << fresh.ops[0].trials;
+
+  // Resumed on a device that has loaded nothing: every finalist from the log costs its load.
+  options.budget.trials_per_op = fresh.ops[0].trials + 40;  // time decides, not trials
+  auto second = slow_device();
+  JointSearchResult resumed = run(*second, options, log);
+  const OpOutcome& op = resumed.ops[0];
+  ASSERT_EQ(op.runoff.runoff, 2);
+  EXPECT_GT(op.trials, fresh.ops[0].trials);
+  // Here 4.1 s. Counting the finalists' timings alone, without their loads, it ended at 6.4 s.
+  EXPECT_LT(resumed.wall_seconds, 6.0 + 0.3)
+      << "trials " << op.trials << ", runoff kernels " << op.runoff.runoff_kernels << ", pairs "
+      << op.runoff.runoff_pairs;
 }
 
 }  // namespace
