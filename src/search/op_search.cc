@@ -174,7 +174,9 @@ double OpSearch::end_seconds() const {
   // round's kernel cost for each.
   if (options_.runoff_finalists > 0) {
     size_t from_log = 0;
-    for (const auto& [k, instances] : runoff_field()) from_log += !book_[k].timed_here;
+    const std::vector<size_t> usable = book_.usable();
+    if (std::any_of(usable.begin(), usable.end(), [&](size_t k) { return !book_[k].timed_here; }))
+      for (const auto& [k, instances] : runoff_field()) from_log += !book_[k].timed_here;
     const double per_kernel = stats_.measured_kernels > 0
                                   ? stats_.measure_seconds / double(stats_.measured_kernels)
                                   : 0.0;
