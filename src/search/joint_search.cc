@@ -121,7 +121,7 @@ OpOutcome JointSearch::outcome(OpSearch& search) const {
   o.tflops = search.table().achieved_tflops(latency);
   o.kernels_used = int(used.size());
   o.quality = search.quality();
-  if (auto r = runoffs_.find(&search); r != runoffs_.end()) o.runoff = r->second;
+  o.runoff = search.runoff_report();
   return o;
 }
 
@@ -174,10 +174,7 @@ JointSearchResult JointSearch::run() {
     const RoundReport report = s->runoff([&] {
       notify(SearchProgress::Kind::kBatch, *s, nullptr, deadline);
     });
-    if (report.runoff > 0) {
-      runoffs_[s.get()] = report;
-      notify(SearchProgress::Kind::kRound, *s, &report, deadline);
-    }
+    if (report.runoff > 0) notify(SearchProgress::Kind::kRound, *s, &report, deadline);
   }
   for (auto& s : searches_) {
     s->evaluate_quality();

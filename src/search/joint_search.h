@@ -116,7 +116,6 @@ class JointSearch {
   const Workload* workload_;
   JointSearchOptions options_;
   std::vector<std::unique_ptr<OpSearch>> searches_;
-  std::map<const OpSearch*, RoundReport> runoffs_;  // each op's runoff, where one ran
   std::vector<std::string> notes_;
   std::function<void(const SearchProgress&)> observer_;
   int trials_at_start_ = 0;

@@ -382,6 +382,7 @@ RoundReport OpSearch::runoff(const std::function<void()>& on_batch) {
   report.runoff_kernels = int(inputs.size());
   measure_ready(inputs, indices, report, on_batch, report.runoff);
   report.weighted_mean_us = weighted_mean_us();
+  runoff_report_ = report;
   return report;
 }
 

@@ -180,6 +180,8 @@ class OpSearch {
   const KernelBook& book() const { return book_; }
   const OpSearchStats& stats() const { return stats_; }
   const CostModelQuality& quality() const { return quality_; }
+  // This run's runoff (runoff == 0 when none ran).
+  const RoundReport& runoff_report() const { return runoff_report_; }
   int trials() const { return int(tried_.size()); }
   int trial_budget() const { return options_.budget.trials_per_op; }
 
@@ -243,6 +245,7 @@ class OpSearch {
   StopReason stop_ = StopReason::kNone;
   OpSearchStats stats_;
   CostModelQuality quality_;
+  RoundReport runoff_report_;
 };
 
 }  // namespace dietcode
