@@ -157,6 +157,13 @@ AnalyticTerms analytic_terms(const KernelProfile& p, const GemmShape& shape,
 
 AnalyticTerms with_params(const AnalyticTerms& terms, const AnalyticParams& params) {
   AnalyticTerms t = terms;
+  t.balance = t.split_balance;
+  if (t.thread_fma_flops > 0) {
+    const double side = t.thread_packed_elements * params.pack_ns_per_element *
+                            t.thread_flops_per_ns +
+                        t.thread_side_flops;
+    t.balance *= t.thread_fma_flops / (t.thread_fma_flops + side);
+  }
   t.f_occ =
       wave_occupancy_factor(t.grid_blocks, t.blocks_per_sm, t.sms, params.underfilled_sm_gamma) *
       t.balance;

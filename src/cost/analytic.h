@@ -29,10 +29,16 @@
 
 namespace dietcode {
 
-// Knobs of the analytic terms. CostModel fits gamma and the overhead to measurements.
+// Knobs of the analytic terms. CostModel fits two of them to measurements (analytic_fit.h):
+// the launch overhead, and the target's shape knob: gamma on a GPU, the packing cost on a CPU.
 struct AnalyticParams {
   // Throughput of an SM holding b of its B resident blocks is (b/B)^gamma of a full SM.
   double underfilled_sm_gamma = 0.5;
+  // What packing one element costs a CPU thread (x86_analytic.cc): reading it, often from
+  // memory for the first time, a share of a transpose's shuffles, a store into L1/L2. It
+  // depends on the CPU's memory system as much as on its core, so it is fitted per machine;
+  // 0.5 ns is where the fit starts.
+  double pack_ns_per_element = 0.5;
   // Per-kernel cost of a launch as seen by back-to-back timing on recent GPUs: 2-3 us.
   double launch_overhead_us = 2.0;
   // Fraction of the nominal DRAM bandwidth streaming kernels reach (~0.9 on HBM parts).
@@ -92,7 +98,6 @@ struct KernelProfile {
   // a transposed store of the tile.
   bool transposed = false;
   double transposed_store_ns_per_element = 0;
-  double pack_ns_per_element = 0;         // what packing one element costs a thread
 };
 
 // Dispatches on c.target.
@@ -105,10 +110,17 @@ struct AnalyticTerms {
   int64_t grid_blocks = 0;
   int blocks_per_sm = 0;
   int sms = 1;
+  Target target = Target::kCuda;
   // The busiest worker's share of the work against a perfectly even split, times the share of
-  // that worker's time its FMAs take beside packing (the CPU's load balance over its threads);
-  // 1 on a GPU, whose waves f_occ models. Multiplies f_occ.
+  // that worker's time its FMAs take beside packing and storing (the CPU's load balance over
+  // its threads); 1 on a GPU, whose waves f_occ models. Multiplies f_occ. with_params sets it
+  // from the four below and the params' packing cost.
   double balance = 1;
+  double split_balance = 1;        // the busiest thread's share of the register tiles (CPU)
+  double thread_fma_flops = 0;     // that thread's FMAs (CPU; 0: nothing beside them)
+  double thread_packed_elements = 0;  // the elements it packs
+  double thread_side_flops = 0;    // its other side work (transposed stores), in FLOPs
+  double thread_flops_per_ns = 0;  // one thread's peak, to price packing in FLOPs
   double f_occ = 0;
   double f_pad = 0;
   double main_bytes = 0;    // DRAM bytes of the main kernel

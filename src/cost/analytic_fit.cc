@@ -11,8 +11,7 @@ namespace dietcode {
 
 namespace {
 
-constexpr double kGammaStep = 0.1;  // the coarse grid's gamma step over [0, 1]
-constexpr int kRefineSteps = 5;     // the fine grid's steps are 1/5 of the coarse ones
+constexpr int kRefineSteps = 5;  // the fine grid's steps are 1/5 of the coarse ones
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // Below this many measurements the fit runs on the calling thread (a fresh tune's first
 // rounds: milliseconds). A resumed log brings tens of thousands, and then the grid's few
@@ -52,11 +51,26 @@ std::vector<double> axis(double lo, double hi, double step, double min, double m
   return out;
 }
 
-// The three parts of every measurement's label: log(f_MK / peak) = fixed - occ(gamma) -
+// The knob of f_occ the fit searches beside the overhead, per target: on a GPU the
+// underfilled-SM gamma (waves), on a CPU the packing cost per element (the busiest thread's
+// share of its time in FMAs, which enters f_occ through balance). f_occ depends on it alone.
+struct ShapeKnob {
+  double AnalyticParams::*field;
+  double lo, hi, step;  // the coarse grid
+};
+
+ShapeKnob shape_knob(Target target) {
+  if (target == Target::kCpu)  // 0-1.5 ns: 0.5 fitted the Xeon and Zen 4 guests, 0.1-0.25 Zen 5
+    return {&AnalyticParams::pack_ns_per_element, 0.0, 1.5, 0.1};
+  return {&AnalyticParams::underfilled_sm_gamma, 0.0, 1.0, 0.1};
+}
+
+// The three parts of every measurement's label: log(f_MK / peak) = fixed - occ(knob) -
 // compute(overhead), each NaN where the label would be.
 class LabelParts {
  public:
-  explicit LabelParts(const std::vector<FitMeasurement>& rows) : rows_(rows) {
+  LabelParts(const std::vector<FitMeasurement>& rows, const ShapeKnob& knob)
+      : rows_(rows), knob_(knob) {
     size_t kernels = 0;
     for (const FitMeasurement& r : rows) kernels = std::max(kernels, r.kernel + 1);
     std::vector<std::vector<size_t>> members(kernels);
@@ -72,36 +86,38 @@ class LabelParts {
     }
   }
 
-  // Makes the tables of the gammas and overheads not made yet (the fitter's knobs as in
-  // `knobs`), spread over the threads; each table is computed by one thread, as it would be
-  // serially, so the values do not depend on the thread count.
-  void prepare(const std::vector<double>& gammas, const std::vector<double>& overheads,
+  // Makes the tables of the shape knob's values and the overheads not made yet (the fitter's
+  // knobs as in `knobs`), spread over the threads; each table is computed by one thread, as it
+  // would be serially, so the values do not depend on the thread count.
+  void prepare(const std::vector<double>& shape_values, const std::vector<double>& overheads,
                const AnalyticParams& knobs, int threads) {
-    std::vector<std::pair<bool, double>> todo;  // (is a gamma, value)
-    for (double g : gammas)
+    std::vector<std::pair<bool, double>> todo;  // (is a shape knob value, value)
+    for (double g : shape_values)
       if (occupancy_.try_emplace(g).second) todo.push_back({true, g});
     for (double o : overheads)
       if (compute_.try_emplace(o).second) todo.push_back({false, o});
     parallel_for(todo.size(), threads, [&](size_t i) {
-      const auto [is_gamma, value] = todo[i];
-      std::vector<double>& out = is_gamma ? occupancy_.at(value) : compute_.at(value);
+      const auto [is_shape, value] = todo[i];
+      std::vector<double>& out = is_shape ? occupancy_.at(value) : compute_.at(value);
       out.reserve(rows_.size());
       AnalyticParams p = knobs;
-      if (is_gamma) {
-        p = AnalyticParams{};  // f_occ depends on gamma alone
-        p.underfilled_sm_gamma = value;
+      if (is_shape) {
+        p = AnalyticParams{};  // f_occ depends on the shape knob alone
+        p.*knob_.field = value;
       } else {
         p.launch_overhead_us = value;
       }
       for (const FitMeasurement& r : rows_) {
         const AnalyticTerms t = with_params(*r.terms, p);
-        const double v = is_gamma ? t.f_occ : compute_time_us(t, r.latency_us);
+        const double v = is_shape ? t.f_occ : compute_time_us(t, r.latency_us);
         out.push_back(v > 0 ? std::log(v) : kNaN);
       }
     });
   }
   // The tables prepare() made (read-only, so any thread may read them).
-  const std::vector<double>& occupancy(double gamma) const { return occupancy_.at(gamma); }
+  const std::vector<double>& occupancy(double shape_value) const {
+    return occupancy_.at(shape_value);
+  }
   const std::vector<double>& compute(double overhead_us) const { return compute_.at(overhead_us); }
 
   // The pooled within-kernel weighted variance of the labels; +inf when nothing is pooled.
@@ -130,6 +146,7 @@ class LabelParts {
 
  private:
   const std::vector<FitMeasurement>& rows_;
+  const ShapeKnob knob_;
   std::vector<std::vector<size_t>> groups_;  // kernels with two measurements or more
   std::vector<double> fixed_;
   std::map<double, std::vector<double>> occupancy_, compute_;
@@ -141,35 +158,37 @@ AnalyticFit fit_analytic(const std::vector<FitMeasurement>& rows, const Analytic
                          double max_overhead_us, double overhead_step_us, int threads) {
   AnalyticFit fit;
   fit.params = start;
-  LabelParts parts(rows);
+  const ShapeKnob knob = shape_knob(rows.empty() ? Target::kCuda : rows.front().terms->target);
+  LabelParts parts(rows, knob);
   // Threads only where the grid's work (pairs times rows) outweighs starting them.
   if (rows.size() < kRowsPerFitThread) threads = 1;
   else if (threads <= 0) threads = fit_threads();
-  parts.prepare({start.underfilled_sm_gamma}, {start.launch_overhead_us}, start, 1);
-  double best = parts.spread(parts.occupancy(start.underfilled_sm_gamma),
-                             parts.compute(start.launch_overhead_us));
+  parts.prepare({start.*knob.field}, {start.launch_overhead_us}, start, 1);
+  double best =
+      parts.spread(parts.occupancy(start.*knob.field), parts.compute(start.launch_overhead_us));
   if (!std::isfinite(best)) return fit;  // no kernel measured on two shapes yet
   // Every pair's spread is scored in parallel, then the pairs are walked in grid order with
   // the serial rule (a pair replaces the best only if clearly lower), so the fit is the same
   // on any number of threads.
-  auto search = [&](const std::vector<double>& gammas, const std::vector<double>& overheads) {
-    parts.prepare(gammas, overheads, start, threads);
-    std::vector<double> spreads(gammas.size() * overheads.size());
+  auto search = [&](const std::vector<double>& shape_values, const std::vector<double>& overheads) {
+    parts.prepare(shape_values, overheads, start, threads);
+    std::vector<double> spreads(shape_values.size() * overheads.size());
     parallel_for(spreads.size(), threads, [&](size_t i) {
-      spreads[i] = parts.spread(parts.occupancy(gammas[i / overheads.size()]),
+      spreads[i] = parts.spread(parts.occupancy(shape_values[i / overheads.size()]),
                                 parts.compute(overheads[i % overheads.size()]));
     });
     for (size_t i = 0; i < spreads.size(); ++i)
       if (spreads[i] < best * (1 - 1e-9)) {
         best = spreads[i];
-        fit.params.underfilled_sm_gamma = gammas[i / overheads.size()];
+        fit.params.*knob.field = shape_values[i / overheads.size()];
         fit.params.launch_overhead_us = overheads[i % overheads.size()];
       }
   };
   const double o_max = std::max(0.0, max_overhead_us);
-  search(axis(0, 1, kGammaStep, 0, 1), axis(0, o_max, overhead_step_us, 0, o_max));
-  const double g0 = fit.params.underfilled_sm_gamma, o0 = fit.params.launch_overhead_us;
-  search(axis(g0 - kGammaStep, g0 + kGammaStep, kGammaStep / kRefineSteps, 0, 1),
+  search(axis(knob.lo, knob.hi, knob.step, knob.lo, knob.hi),
+         axis(0, o_max, overhead_step_us, 0, o_max));
+  const double g0 = fit.params.*knob.field, o0 = fit.params.launch_overhead_us;
+  search(axis(g0 - knob.step, g0 + knob.step, knob.step / kRefineSteps, knob.lo, knob.hi),
          axis(o0 - overhead_step_us, o0 + overhead_step_us, overhead_step_us / kRefineSteps, 0,
               o_max));
   fit.spread = best;

@@ -1,11 +1,13 @@
-// Fitting the analytic term's two knobs, the underfilled-SM gamma and the launch overhead, to
-// the measurements: the pair under which each kernel's implied f_MK (its log label) varies
-// least from shape to shape, found on a coarse grid and then a finer one around its optimum.
+// Fitting the analytic term's two knobs to the measurements: the launch overhead, and the
+// target's shape knob, which f_occ depends on (on a GPU the underfilled-SM gamma, on a CPU what
+// packing an element costs a thread): the pair under which each kernel's implied f_MK (its log
+// label) varies least from shape to shape, found on a coarse grid and then a finer one around
+// its optimum.
 //
 // Why a file of its own: the grid has hundreds of pairs and each is scored over every
 // measurement of the op and of its peers, tens of thousands, with a pow and a log each; that
 // was three quarters of a tune's time on the CPU. A label splits into a part fixed per
-// measurement, a part that depends on gamma alone (the waves' f_occ) and a part that depends on
+// measurement, a part that depends on the shape knob alone (f_occ) and a part that depends on
 // the overhead alone (the compute time left), so each part is computed once per grid value and
 // a pair costs additions only.
 #pragma once
@@ -30,7 +32,8 @@ struct AnalyticFit {
   bool fitted = false;  // false: no kernel has two usable measurements; params are the start
 };
 
-// The fitted pair, other knobs as in `start`. Gamma stays in [0, 1], the overhead in
+// The fitted pair, other knobs as in `start`; the rows' target (all alike) names the shape
+// knob. Gamma stays in [0, 1], the packing cost in [0, 1.5] ns, the overhead in
 // [0, max_overhead_us]; overhead_step_us is the coarse grid's step (the fine grid's is a fifth).
 // threads: how many score the grid (0: the host's cores, up to 16; fewer than 4096 rows are
 // always scored on the calling thread). The result does not depend on it.

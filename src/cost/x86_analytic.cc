@@ -9,7 +9,9 @@
 //            here. That thread also packs:
 //            all of its columns of B once (the BLIS form) and its rows of A once per NC block
 //            (unless PACK_A = 0), work that does not shrink with M as its FMAs do. Its share of
-//            the thread's time scales balance down, so one learned f_MK fits a BLIS kernel at
+//            the thread's time, at the fitted cost of packing an element
+//            (AnalyticParams::pack_ns_per_element, analytic_fit.h), scales balance down
+//            (with_params), so one learned f_MK fits a BLIS kernel at
 //            M = 16, where packing B costs about as much as the FMAs, and at M = 2048, where it
 //            is noise; the dot-product form packs nothing, and the W-broadcast form, which
 //            computes C^T with its own split of it, packs only X (C's A), once per thread;
@@ -43,15 +45,6 @@ std::pair<int, int> split_threads(int threads, int threads_m, int64_t m, int64_t
 int vector_lanes(const std::string& tmpl) {
   return tmpl.find("avx512") != std::string::npos ? 16 : 8;
 }
-
-// Packing an element (reading it, often from memory for the first time, a share of an 8x8
-// transpose's shuffles, a store into L1/L2) costs a core about this much, whatever the vector
-// width: the packing code is the same 256-bit code under both templates. Chosen by replaying
-// four BERT-base tuning logs through the model (tests/x86/cost_model_replay.cc, 20 held-out
-// splits each): against no packing term, 0.5 ns raised the held-out Spearman on 13 of their
-// 16 ops (by up to 0.06), left 2 within 0.002 and lowered one by 0.02; 0.2 to 0.8 scored
-// alike.
-constexpr double kPackNsPerElement = 0.5;
 
 // The W-broadcast form's transposed store of one tile element at the end of a K block: a
 // vector store into the stack buffer, a scalar copy out to C, and after the first block a
@@ -91,7 +84,6 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     p.packs_b = !dot && !c.weights_prepacked;  // constant weights come packed
     p.packs_a = !dot && c.mk.get_or("PACK_A", 1) != 0;
   }
-  p.pack_ns_per_element = kPackNsPerElement;
   p.element_bytes = element_bytes(c.dtype);
   p.sms = x86_kernel_workers(c.mk, c.cpu.threads);  // WORKERS = 1: the caller alone
   p.occupancy.blocks_per_sm = 1;  // one region per thread at a time
@@ -130,7 +122,8 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
     own_n_tiles = ceil_div(n_tiles, tn);
   }
   busiest_tiles = own_batches * double(own_m_tiles) * double(own_n_tiles);
-  t.balance = busiest_tiles > 0 ? all_tiles / (double(threads) * busiest_tiles) : 1;
+  t.target = Target::kCpu;
+  t.split_balance = busiest_tiles > 0 ? all_tiles / (double(threads) * busiest_tiles) : 1;
   const double own_rows = double(own_m_tiles * p.tile_m), own_cols = double(own_n_tiles * p.tile_n);
   if (busiest_tiles > 0 && (p.packs_a || p.packs_b || p.transposed)) {
     const double k = double(shape.K);
@@ -146,12 +139,12 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
     const double stored = p.transposed ? busiest_tiles * p.tile_m * p.tile_n *
                                              double(std::max<int64_t>(1, ceil_div(shape.K, p.bk)))
                                        : 0.0;
-    const double fma_flops = 2.0 * busiest_tiles * p.tile_m * p.tile_n * k;
-    // Those times in FLOPs of one thread's peak (FLOP/us, and ns -> us).
-    const double flops_per_ns = 1e-3 * p.peak_flops_per_us / threads;
-    const double side_flops = (packed * p.pack_ns_per_element +
-                               stored * p.transposed_store_ns_per_element) * flops_per_ns;
-    if (fma_flops > 0) t.balance *= fma_flops / (fma_flops + side_flops);
+    // The side work in FLOPs of one thread's peak (FLOP/us, and ns -> us); with_params prices
+    // the packing with the params' (fitted) cost per element.
+    t.thread_flops_per_ns = 1e-3 * p.peak_flops_per_us / threads;
+    t.thread_fma_flops = 2.0 * busiest_tiles * p.tile_m * p.tile_n * k;
+    t.thread_packed_elements = packed;
+    t.thread_side_flops = stored * p.transposed_store_ns_per_element * t.thread_flops_per_ns;
   }
   t.f_pad = double(shape.M) * double(shape.N) /
             (double(m_tiles * p.tile_m) * double(n_tiles * p.tile_n));

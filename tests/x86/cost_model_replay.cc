@@ -33,6 +33,7 @@
 #include "search/instance_table.h"
 #include "search/kernel_book.h"
 #include "search/model_quality.h"
+#include "search/op_cost_model.h"
 #include "search/tuning_log.h"
 #include "space/gpu_spec.h"
 #include "space/machine_spec.h"
@@ -73,6 +74,7 @@ struct Replay {
   size_t kernels = 0;
   std::map<std::string, std::pair<double, int>> per_instance;  // Spearman sum, seeds
   std::map<std::string, InstanceQuality> first_split;          // the first seed's, per instance
+  TrainingReport fitted;  // of a model that learned every kernel: the analytic knobs it fitted
 };
 
 Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& machine,
@@ -85,6 +87,11 @@ Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& m
   fill_book(op, table, kept, book);
   Replay out;
   out.kernels = book.usable().size();
+  OpCostModel whole(table, machine, params);
+  for (size_t k : book.usable()) whole.learn(book[k]);
+  for (const PeerBook& peer : peers)
+    for (size_t k : peer.book->usable()) whole.learn_peer((*peer.book)[k], *peer.table);
+  if (whole.model().measurements() > 0) out.fitted = whole.retrain();
   for (int seed = 1; seed <= seeds; ++seed) {
     const CostModelQuality q =
         evaluate_held_out(book, table, machine, params, 0.2, uint64_t(seed), 0.05, peers);
@@ -164,8 +171,9 @@ int run(int argc, char** argv) {
   fmt::print("{}: {} records; model quality, 5-fold cross-validated with {} seeds{}\n",
              log_path, log.records.size(), seeds,
              use_peers ? ", learning from the other ops too" : ", each op's own kernels alone");
-  fmt::print("{:<8} {:<22} {:>7} {:>9} {:>12} {:>9} {:>14}\n", "op", "kernels of", "kernels",
-             "Spearman", "top-1 in 5%", "regret", "new shapes");
+  fmt::print("{:<8} {:<22} {:>7} {:>9} {:>12} {:>9} {:>14}  {}\n", "op", "kernels of", "kernels",
+             "Spearman", "top-1 in 5%", "regret", "new shapes",
+             "fitted on every kernel: gamma or packing ns/element, overhead us");
   // Every op's book, for the others to learn from.
   std::vector<std::unique_ptr<InstanceTable>> tables;
   std::vector<std::unique_ptr<KernelBook>> books;
@@ -197,9 +205,13 @@ int run(int argc, char** argv) {
     for (const std::string& tmpl : templates) {
       const Replay r = replay(op, table, machine, records, tmpl, seeds, peers, params);
       if (!r.seeds) continue;
-      fmt::print("{:<8} {:<22} {:>7} {:>9.3f} {:>11.0f}% {:>8.1f}% {:>14.3f}\n", op.name,
-                 tmpl.empty() ? "every template" : tmpl, r.kernels, r.spearman, 100 * r.within,
-                 100 * r.regret, r.shape_spearman);
+      const AnalyticParams& knobs = r.fitted.analytic;
+      fmt::print("{:<8} {:<22} {:>7} {:>9.3f} {:>11.0f}% {:>8.1f}% {:>14.3f}  {:.2f}, {:.2f}\n",
+                 op.name, tmpl.empty() ? "every template" : tmpl, r.kernels, r.spearman,
+                 100 * r.within, 100 * r.regret, r.shape_spearman,
+                 machine.target == Target::kCpu ? knobs.pack_ns_per_element
+                                                : knobs.underfilled_sm_gamma,
+                 knobs.launch_overhead_us);
       if (per_instance && tmpl.empty())
         for (const auto& [name, sum] : r.per_instance) {
           // What the model picked there in the first seed's folds, against the measured best.
