@@ -142,6 +142,13 @@ TEST(X86KernelsAvx512, WbcastForm28x16) {
   SKIP_WITHOUT_AVX512();
   check_wbcast<Params<28, 16, 768, 56, 64, 0, 0, 0, 0, 4, Isa::kAvx512>>(3);
 }
+// The tile BERT's tunes choose most (8 rows of W x 32 of X), in K blocks of 40, so that every
+// block after the first reads C back: the transposed store's 8x8 transposes both ways, with
+// the odd shapes' partial tiles beside them.
+TEST(X86KernelsAvx512, WbcastForm8x32TransposedStoreEveryKBlock) {
+  SKIP_WITHOUT_AVX512();
+  check_wbcast<Params<8, 32, 40, 16, 64, 0, 1, 0, 0, 2, Isa::kAvx512>>(2);
+}
 TEST(X86KernelsAvx512, WbcastForm6x64PrefetchOddKc) {
   SKIP_WITHOUT_AVX512();
   check_wbcast<Params<6, 64, 37, 12, 128, 1, 2, 0, 16, 2, Isa::kAvx512>>(2);
