@@ -114,7 +114,7 @@ struct AnalyticTerms {
   // The busiest worker's share of the work against a perfectly even split, times the share of
   // that worker's time its FMAs take beside packing and storing (the CPU's load balance over
   // its threads); 1 on a GPU, whose waves f_occ models. Multiplies f_occ. with_params sets it
-  // from the four below and the params' packing cost.
+  // from the fields below and the params' packing cost.
   double balance = 1;
   double split_balance = 1;        // the busiest thread's share of the register tiles (CPU)
   double thread_fma_flops = 0;     // that thread's FMAs (CPU; 0: nothing beside them)

@@ -7,8 +7,8 @@
 
 #include <cmath>
 #include <map>
-#include <string>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace dietcode {
