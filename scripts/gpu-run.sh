@@ -26,6 +26,9 @@
 #     --device N            GPU ordinal (default 0)
 #     --skip-tests          no ctest -L gpu
 #     --skip-tune           reuse configs/tuned/<gpu>/<workload>.jsonl (or .jsonl.gz) as it is
+#     --prebuilt DIR        run DIR/dietcode, made by scripts/bundle-binaries.sh on a build host,
+#                           instead of building here: no build stage and no GPU tests (they
+#                           need a build); for short reservations and hosts without a compiler
 #
 # For hosts without a package registry it builds against the offline bundle when one was
 # copied here (.bundle/env.sh; see scripts/bundle-deps.sh and docs/offline-gpu-hosts.md).
@@ -48,8 +51,9 @@ device=0
 skip_tests=0
 skip_tune=0
 stage=all
+prebuilt=""
 
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case $1 in
     --budget) budget_min=$2; shift ;;
@@ -62,6 +66,7 @@ while (($#)); do
     --device) device=$2; shift ;;
     --skip-tests) skip_tests=1 ;;
     --skip-tune) skip_tune=1 ;;
+    --prebuilt) prebuilt=$2; shift ;;
     --stage) stage=$2; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "gpu-run: unknown option $1 (see --help)" >&2; exit 1 ;;
@@ -90,6 +95,15 @@ OUT=$(cd "$OUT" && pwd)
 build=${DIETCODE_BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 dietcode="$repo/$build/dietcode"
+run_pack=examples/c/run_pack
+if [[ -n $prebuilt ]]; then
+  [[ -x $prebuilt/dietcode ]] || { echo "gpu-run: no $prebuilt/dietcode (scripts/bundle-binaries.sh makes it)" >&2; exit 1; }
+  prebuilt=$(cd "$prebuilt" && pwd)
+  dietcode="$prebuilt/dietcode"
+  run_pack="$prebuilt/bin/run_pack"
+  skip_tests=1
+  [[ $stage == build ]] && { echo "gpu-run: --prebuilt: nothing to build" >&2; exit 1; }
+fi
 wl_name=$(basename "$workload" .json)
 started=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 
@@ -144,7 +158,7 @@ gpu_targets=(dietcode dietcode_pack_stress_plain)
 for test_source in tests/gpu/*_test.cc; do
   gpu_targets+=("gpu_$(basename "$test_source" .cc)")
 done
-if wants build; then
+if wants build && [[ -z $prebuilt ]]; then
   build_ok=1
   step configure cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release || build_ok=0
   ((build_ok)) && { step build cmake --build "$build" -j "$jobs" --target "${gpu_targets[@]}" || build_ok=0; }
@@ -163,7 +177,7 @@ fi
 if ! wants test; then
   :
 elif ((skip_tests)); then
-  skipped ctest-gpu "--skip-tests"
+  skipped ctest-gpu "${prebuilt:+--prebuilt: no test binaries; }--skip-tests"
 else
   nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >>"$OUT/nvidia-smi.txt"
   nvidia-smi -q -d CLOCK,PERFORMANCE >>"$OUT/nvidia-smi.txt" 2>&1
@@ -296,14 +310,14 @@ if [[ ! -f $pack ]]; then
 elif [[ ! -x $sanitizer ]]; then
   skipped sanitize "no compute-sanitizer in the toolkit"
 else
-  make -s -C examples/c run_pack CC="${CC:-cc}" >/dev/null 2>&1
+  [[ -n $prebuilt ]] || make -s -C examples/c run_pack CC="${CC:-cc}" >/dev/null 2>&1
   ops=$(python3 -c "import json,sys; print(' '.join(o['name'] for o in json.load(open(sys.argv[1]))['ops']))" "$workload" 2>/dev/null)
   sanitize() {
     local rc=0 op tool
     for op in $ops; do
       for tool in memcheck racecheck; do
         echo "-- $tool $op"
-        "$sanitizer" --tool "$tool" --error-exitcode 3 examples/c/run_pack "$pack" "$op" || rc=1
+        "$sanitizer" --tool "$tool" --error-exitcode 3 "$run_pack" "$pack" "$op" || rc=1
       done
     done
     return $rc

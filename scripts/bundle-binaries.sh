@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# A prebuilt dietcode for a GPU host: a Release build of the CLI, the shared libraries it links
+# that a CUDA host need not have (XGBoost and libdmlc, fmt, ONNX and protobuf, libgomp), the
+# templates and configs it reads at run time, and the C example that runs a pack, in one
+# folder that works wherever it is copied.
+#
+#   scripts/bundle-binaries.sh [DIR]       DIR defaults to .bundle-bin
+#
+# Why: a GPU reservation of 15 minutes should not spend four of them compiling, and some GPU
+# hosts have the driver and the CUDA libraries but no compiler at all. Build on a host whose
+# glibc is no newer than the GPU host's (docs/results/h200 ran a Debian 12 build, glibc 2.36,
+# on Ubuntu 24.04, glibc 2.39), then copy DIR over and run
+#
+#   DIR/dietcode devices
+#   scripts/gpu-run.sh --prebuilt DIR --stage tune      (and --stage bench)
+#
+# DIR/dietcode is a wrapper that points the loader at DIR/lib and dietcode at DIR/share's
+# templates. NVRTC, cuBLAS and the driver come from the GPU host (they are dlopen'ed), as they
+# do for a build made there. The kernel tests are not bundled: `--stage test` needs a build.
+set -euo pipefail
+cd "$(dirname "$0")/.." || exit 1
+out=${1:-.bundle-bin}
+build=${DIETCODE_BUILD_DIR:-build-release}
+jobs=${JOBS:-$(nproc)}
+
+# The offline bundle of build dependencies, when this host lacks them (offline-gpu-hosts.md).
+if [[ -z ${DIETCODE_OFFLINE_PREFIX:-} && -f .bundle/env.sh ]] &&
+  ! bash scripts/setup.sh --check >/dev/null 2>&1; then
+  # shellcheck source=/dev/null
+  source .bundle/env.sh
+fi
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIETCODE_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" -j "$jobs" --target dietcode
+
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/share/dietcode"
+out=$(cd "$out" && pwd)
+cp "$build/dietcode" "$out/bin/dietcode"
+strip "$out/bin/dietcode"
+
+# Every library the loader resolves for it, less what every Linux host with a C++ runtime has
+# and what the GPU host's CUDA toolkit has (NVRTC: the wrapper adds the toolkit's lib64 to the
+# loader's path). libgomp comes along: a host with the driver but no compiler may lack it.
+host_has='^(linux-vdso|ld-linux|libc|libm|libdl|libpthread|librt|libz|libstdc\+\+|libgcc_s|libnvrtc|libnvJitLink|libcudart|libcublas)\.so'
+while read -r name _ path _; do
+  [[ $path == /* ]] || continue
+  [[ $name =~ $host_has ]] && continue
+  cp -L "$path" "$out/lib/$name"
+done < <(ldd "$out/bin/dietcode")
+if ldd "$out/bin/dietcode" | grep -q 'not found'; then
+  echo "bundle-binaries: the loader cannot resolve every library of $build/dietcode:" >&2
+  ldd "$out/bin/dietcode" | grep 'not found' >&2
+  exit 1
+fi
+
+# What dietcode reads at run time; configs/tuned (logs, tens of MB) stays with the repository,
+# where the commands that read a log name it.
+tar -cf - --exclude=configs/tuned templates configs | tar -xf - -C "$out/share/dietcode"
+cc -O2 -o "$out/bin/run_pack" examples/c/run_pack.c -ldl -lm
+
+cat >"$out/dietcode" <<'EOF'
+#!/bin/sh
+# dietcode from this folder: its libraries, its templates (DIETCODE_DATA_DIR wins if set), and
+# NVRTC from the CUDA toolkit (CUDA_HOME, else /usr/local/cuda) when the loader would not find it.
+here=$(cd "$(dirname "$0")" && pwd)
+cuda_lib="${CUDA_HOME:-/usr/local/cuda}/lib64"
+[ -d "$cuda_lib" ] || cuda_lib=
+LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}${cuda_lib:+:$cuda_lib}" \
+DIETCODE_DATA_DIR="${DIETCODE_DATA_DIR:-$here/share/dietcode}" \
+  exec "$here/bin/dietcode" "$@"
+EOF
+chmod +x "$out/dietcode"
+
+# The check a GPU host would make first: it starts, with nothing from this build folder.
+(cd / && env -u LD_LIBRARY_PATH "$out/dietcode" --version >/dev/null) || {
+  echo "bundle-binaries: $out/dietcode does not start" >&2
+  exit 1
+}
+echo "bundle-binaries: wrote $out ($(du -sh "$out" | cut -f1)): $(ls "$out/lib" | tr '\n' ' ')"
