@@ -4,7 +4,10 @@
 # templates and configs it reads at run time, and the C example that runs a pack, in one
 # folder that works wherever it is copied.
 #
-#   scripts/bundle-binaries.sh [DIR]       DIR defaults to .bundle-bin
+#   scripts/bundle-binaries.sh [--from BIN] [DIR]     DIR defaults to .bundle-bin
+#
+# --from BIN bundles a dietcode binary already built (any build type) instead of making a
+# Release build in build-release/ (DIETCODE_BUILD_DIR).
 #
 # Why: a GPU reservation of 15 minutes should not spend four of them compiling, and some GPU
 # hosts have the driver and the CUDA libraries but no compiler at all. Build on a host whose
@@ -18,25 +21,33 @@
 # templates. NVRTC, cuBLAS and the driver come from the GPU host (they are dlopen'ed), as they
 # do for a build made there. The kernel tests are not bundled: `--stage test` needs a build.
 set -euo pipefail
+from=""
+if [[ ${1:-} == --from ]]; then
+  from=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+  shift 2
+fi
 cd "$(dirname "$0")/.." || exit 1
 out=${1:-.bundle-bin}
 build=${DIETCODE_BUILD_DIR:-build-release}
 jobs=${JOBS:-$(nproc)}
 
-# The offline bundle of build dependencies, when this host lacks them (offline-gpu-hosts.md).
-if [[ -z ${DIETCODE_OFFLINE_PREFIX:-} && -f .bundle/env.sh ]] &&
-  ! bash scripts/setup.sh --check >/dev/null 2>&1; then
-  # shellcheck source=/dev/null
-  source .bundle/env.sh
+if [[ -z $from ]]; then
+  # The offline bundle of build dependencies, when this host lacks them (offline-gpu-hosts.md).
+  if [[ -z ${DIETCODE_OFFLINE_PREFIX:-} && -f .bundle/env.sh ]] &&
+    ! bash scripts/setup.sh --check >/dev/null 2>&1; then
+    # shellcheck source=/dev/null
+    source .bundle/env.sh
+  fi
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIETCODE_BUILD_TESTS=OFF >/dev/null
+  cmake --build "$build" -j "$jobs" --target dietcode
+  from=$build/dietcode
 fi
-
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDIETCODE_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$jobs" --target dietcode
+[[ -x $from ]] || { echo "bundle-binaries: no dietcode binary at $from" >&2; exit 1; }
 
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/share/dietcode"
 out=$(cd "$out" && pwd)
-cp "$build/dietcode" "$out/bin/dietcode"
+cp "$from" "$out/bin/dietcode"
 strip "$out/bin/dietcode"
 
 # Every library the loader resolves for it, less what every Linux host with a C++ runtime has
@@ -49,7 +60,7 @@ while read -r name _ path _; do
   cp -L "$path" "$out/lib/$name"
 done < <(ldd "$out/bin/dietcode")
 if ldd "$out/bin/dietcode" | grep -q 'not found'; then
-  echo "bundle-binaries: the loader cannot resolve every library of $build/dietcode:" >&2
+  echo "bundle-binaries: the loader cannot resolve every library of $from:" >&2
   ldd "$out/bin/dietcode" | grep 'not found' >&2
   exit 1
 fi

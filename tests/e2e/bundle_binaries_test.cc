@@ -1,0 +1,101 @@
+// scripts/bundle-binaries.sh: the prebuilt dietcode a GPU host without a compiler runs. Made
+// here from the binary under test (--from), and run from another folder with nothing of this
+// build on the loader's path: it starts, finds its templates, builds a CPU pack.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "e2e/cli_util.h"
+
+namespace dietcode::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+class BundleBinaries : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    bundle_ = new TempDir();
+    made_ = run_command({"bash", source_dir() + "/scripts/bundle-binaries.sh", "--from", cli_path(),
+                         bundle_->file("b")});
+  }
+  static void TearDownTestSuite() {
+    delete bundle_;
+    bundle_ = nullptr;
+  }
+  static std::string dir() { return bundle_->file("b"); }
+
+  // The bundle's wrapper, started from / with neither the loader path nor the data dir set.
+  static CommandResult run_bundled(const std::vector<std::string>& args, const std::string& cwd = "/") {
+    std::vector<std::string> argv = {dir() + "/dietcode"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    CommandOptions options;
+    options.cwd = cwd;
+    options.unset_env = {"LD_LIBRARY_PATH", "DIETCODE_DATA_DIR"};
+    return run_command(argv, options);
+  }
+
+  static TempDir* bundle_;
+  static CommandResult made_;
+};
+TempDir* BundleBinaries::bundle_ = nullptr;
+CommandResult BundleBinaries::made_;
+
+TEST_F(BundleBinaries, HoldsTheBinaryItsLibrariesAndTemplatesButNotTheHostsRuntime) {
+  ASSERT_EQ(made_.exit_code, 0) << made_.summary();
+  EXPECT_TRUE(fs::exists(dir() + "/bin/dietcode"));
+  EXPECT_TRUE(fs::exists(dir() + "/bin/run_pack"));
+  EXPECT_TRUE(fs::exists(dir() + "/lib/libxgboost.so.0"));
+  EXPECT_TRUE(fs::exists(dir() + "/lib/libdmlc.so.0"));
+  EXPECT_FALSE(fs::exists(dir() + "/lib/libc.so.6"));
+  EXPECT_FALSE(fs::exists(dir() + "/lib/libstdc++.so.6"));
+  EXPECT_TRUE(fs::exists(dir() + "/share/dietcode/templates/x86/gemm_x86.h"));
+  EXPECT_TRUE(fs::exists(dir() + "/share/dietcode/configs/gpus"));
+  EXPECT_FALSE(fs::exists(dir() + "/share/dietcode/configs/tuned"));  // logs stay in the repo
+}
+
+TEST_F(BundleBinaries, StartsFromAnotherFolderWithNothingOfThisBuild) {
+  ASSERT_EQ(made_.exit_code, 0) << made_.summary();
+  const CommandResult version = run_bundled({"--version"});
+  ASSERT_EQ(version.exit_code, 0) << version.summary();
+  const CommandResult gpus = run_bundled({"inspect", source_dir() + "/configs/workloads/bert_base_dense.json",
+                                          "--space", "--gpu", "h100", "--rows", "1"});
+  EXPECT_EQ(gpus.exit_code, 0) << gpus.summary();  // configs/gpus from the bundle
+}
+
+// A CPU pack from a tuning log (one kernel per op, to compile quickly), compiled from the
+// bundle's templates, runs and checks itself through the bundle's run_pack.
+TEST_F(BundleBinaries, BuildsAndRunsACpuPackFromItsOwnTemplates) {
+  ASSERT_EQ(made_.exit_code, 0) << made_.summary();
+  TempDir out;
+  const CommandResult built = run_bundled(
+      {"build", source_dir() + "/configs/workloads/bert_base_dense_cpu.json", "--log",
+       source_dir() + "/configs/tuned/cpu-epyc-zen5-2core/bert_dense_cpu_fitted_pack.jsonl",
+       "--max-kernels", "1", "-o", out.file("libbert.so")});
+  ASSERT_EQ(built.exit_code, 0) << built.summary();
+  CommandOptions options;
+  options.cwd = "/";
+  const CommandResult ran = run_command({dir() + "/bin/run_pack", out.file("libbert.so"), "proj", "T=13"}, options);
+  EXPECT_EQ(ran.exit_code, 0) << ran.summary();
+  EXPECT_NE(ran.out.find("0 mismatches"), std::string::npos) << ran.out;
+}
+
+// The pack above could have found the repository's templates, where this build's binary was
+// configured: a line planted in the bundle's copy must reach the compiler.
+TEST_F(BundleBinaries, CompilesTheBundlesTemplatesNotTheRepositorys) {
+  ASSERT_EQ(made_.exit_code, 0) << made_.summary();
+  const std::string ops = dir() + "/share/dietcode/templates/x86/ops_x86.h";
+  write_file(ops, read_file(ops) + "\n#error \"planted in the bundle\"\n");
+  TempDir out;
+  const CommandResult built = run_bundled(
+      {"build", source_dir() + "/configs/workloads/bert_base_dense_cpu.json", "--log",
+       source_dir() + "/configs/tuned/cpu-epyc-zen5-2core/bert_dense_cpu_fitted_pack.jsonl",
+       "--max-kernels", "1", "-o", out.file("libbert.so")});
+  EXPECT_EQ(built.exit_code, 1) << built.summary();
+  EXPECT_NE((built.out + built.err).find("planted in the bundle"), std::string::npos)
+      << built.summary();
+}
+
+}  // namespace
+}  // namespace dietcode::test
