@@ -36,6 +36,15 @@ class BundleBinaries : public ::testing::Test {
     return run_command(argv, options);
   }
 
+  // The bundle builds BERT dense's CPU pack from a committed log, one kernel per op (quick).
+  static CommandResult build_bert_pack(const std::string& pack) {
+    return run_bundled({"build", source_dir() + "/configs/workloads/bert_base_dense_cpu.json",
+                        "--log",
+                        source_dir() +
+                            "/configs/tuned/cpu-epyc-zen5-2core/bert_dense_cpu_fitted_pack.jsonl",
+                        "--max-kernels", "1", "-o", pack});
+  }
+
   static TempDir* bundle_;
   static CommandResult made_;
 };
@@ -64,15 +73,11 @@ TEST_F(BundleBinaries, StartsFromAnotherFolderWithNothingOfThisBuild) {
   EXPECT_EQ(gpus.exit_code, 0) << gpus.summary();  // configs/gpus from the bundle
 }
 
-// A CPU pack from a tuning log (one kernel per op, to compile quickly), compiled from the
-// bundle's templates, runs and checks itself through the bundle's run_pack.
+// A CPU pack compiled by the bundle runs and checks itself through the bundle's run_pack.
 TEST_F(BundleBinaries, BuildsAndRunsACpuPackFromItsOwnTemplates) {
   ASSERT_EQ(made_.exit_code, 0) << made_.summary();
   TempDir out;
-  const CommandResult built = run_bundled(
-      {"build", source_dir() + "/configs/workloads/bert_base_dense_cpu.json", "--log",
-       source_dir() + "/configs/tuned/cpu-epyc-zen5-2core/bert_dense_cpu_fitted_pack.jsonl",
-       "--max-kernels", "1", "-o", out.file("libbert.so")});
+  const CommandResult built = build_bert_pack(out.file("libbert.so"));
   ASSERT_EQ(built.exit_code, 0) << built.summary();
   CommandOptions options;
   options.cwd = "/";
@@ -88,10 +93,7 @@ TEST_F(BundleBinaries, CompilesTheBundlesTemplatesNotTheRepositorys) {
   const std::string ops = dir() + "/share/dietcode/templates/x86/ops_x86.h";
   write_file(ops, read_file(ops) + "\n#error \"planted in the bundle\"\n");
   TempDir out;
-  const CommandResult built = run_bundled(
-      {"build", source_dir() + "/configs/workloads/bert_base_dense_cpu.json", "--log",
-       source_dir() + "/configs/tuned/cpu-epyc-zen5-2core/bert_dense_cpu_fitted_pack.jsonl",
-       "--max-kernels", "1", "-o", out.file("libbert.so")});
+  const CommandResult built = build_bert_pack(out.file("libbert.so"));
   EXPECT_EQ(built.exit_code, 1) << built.summary();
   EXPECT_NE((built.out + built.err).find("planted in the bundle"), std::string::npos)
       << built.summary();
