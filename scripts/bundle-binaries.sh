@@ -18,8 +18,9 @@
 #   scripts/gpu-run.sh --prebuilt DIR --stage tune      (and --stage bench)
 #
 # DIR/dietcode is a wrapper that points the loader at DIR/lib and dietcode at DIR/share's
-# templates. NVRTC, cuBLAS and the driver come from the GPU host (they are dlopen'ed), as they
-# do for a build made there. The kernel tests are not bundled: `--stage test` needs a build.
+# templates. The driver and cuBLAS (opened at run time) and NVRTC (linked) come from the GPU
+# host, as they do for a build made there. The kernel tests are not bundled: `--stage test`
+# needs a build.
 set -euo pipefail
 from=""
 if [[ ${1:-} == --from ]]; then
