@@ -129,9 +129,17 @@ CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& 
 
 nlohmann::json quality_record(const std::string& workload, const std::string& op,
                               const DeviceIdentity& device, const CostModelQuality& quality,
-                              double regret_tolerance) {
+                              double regret_tolerance, const AnalyticParams& fitted,
+                              Target target) {
   auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
   const QualitySummary& s = quality.summary;
+  // What the machine looked like to the model: a CPU's packing cost and pool wake-up differ
+  // from guest to guest (docs/cpu-target.md), a GPU's partial-wave penalty from part to part.
+  nlohmann::json analytic = {{"launch_overhead_us", number(fitted.launch_overhead_us)}};
+  if (target == Target::kCpu)
+    analytic["pack_ns_per_element"] = number(fitted.pack_ns_per_element);
+  else
+    analytic["underfilled_sm_gamma"] = number(fitted.underfilled_sm_gamma);
   return {{"kind", "cost_model_quality"},
           {"workload", workload},
           {"op", op},
@@ -156,6 +164,7 @@ nlohmann::json quality_record(const std::string& workload, const std::string& op
           {"regret_tolerance", regret_tolerance},
           {"weighted_mean_regret", number(s.weighted_mean_regret)},
           {"max_regret", number(s.max_regret)},
+          {"analytic", analytic},
           {"tool_version", tool_version()},
           {"timestamp", iso8601_utc_now()}};
 }

@@ -75,10 +75,13 @@ CostModelQuality evaluate_held_out(const KernelBook& book, const InstanceTable& 
 // "simulated", "folds", "train_kernels", "held_out_kernels", "peer_kernels", "instances", "mean_spearman",
 // "top1_within_tolerance", "regret_tolerance", "weighted_mean_regret", "max_regret",
 // "held_out_shapes" ({"instances", "mean_spearman", "top1_within_tolerance",
-// "weighted_mean_regret", "max_regret"}, or null), "tool_version", "timestamp"}. NaN figures
-// are written as null.
+// "weighted_mean_regret", "max_regret"}, or null), "analytic" (the knobs the search's model
+// fitted, analytic_fit.h: {"launch_overhead_us", and "underfilled_sm_gamma" on a GPU or
+// "pack_ns_per_element" on a CPU}), "tool_version", "timestamp"}. NaN figures are written as
+// null.
 nlohmann::json quality_record(const std::string& workload, const std::string& op,
                               const DeviceIdentity& device, const CostModelQuality& quality,
-                              double regret_tolerance);
+                              double regret_tolerance, const AnalyticParams& fitted,
+                              Target target);
 
 }  // namespace dietcode

@@ -483,8 +483,9 @@ const CostModelQuality& OpSearch::evaluate_quality() {
   stats_.model_seconds += seconds_since(start);
   // A run that measured nothing new has nothing new to say about the model.
   if (quality_.evaluated && env_.log && stats_.measurements > 0)
-    env_.log->append_json(
-        quality_record(env_.workload, op_->name, env_.device, quality_, options_.regret_tolerance));
+    env_.log->append_json(quality_record(env_.workload, op_->name, env_.device, quality_,
+                                         options_.regret_tolerance,
+                                         model_->model().analytic_params(), env_.machine().target));
   return quality_;
 }
 

@@ -167,6 +167,10 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
       kernels.insert(j["mk"].dump());
     } else {
       EXPECT_EQ(j["kind"], "cost_model_quality");
+      // The knobs the search's model fitted: a GPU's partial-wave gamma and launch overhead.
+      EXPECT_GE(j["analytic"]["underfilled_sm_gamma"].get<double>(), 0.0);
+      EXPECT_GE(j["analytic"]["launch_overhead_us"].get<double>(), 0.0);
+      EXPECT_FALSE(j["analytic"].contains("pack_ns_per_element"));
       ++quality;
     }
   }

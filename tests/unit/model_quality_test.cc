@@ -169,3 +169,29 @@ TEST_F(CostModelPeers, HeldOutShapesRankEveryKernelOnInstancesNotLearned) {
 
 }  // namespace
 }  // namespace dietcode
+
+namespace dietcode {
+namespace {
+
+// The log's quality line carries the knobs the search's model fitted, the target's own:
+// a CPU's packing cost, a GPU's partial-wave gamma, and the launch overhead on both.
+TEST(QualityRecord, CarriesTheFittedKnobsOfItsTarget) {
+  CostModelQuality quality;
+  quality.evaluated = true;
+  AnalyticParams fitted;
+  fitted.launch_overhead_us = 61;
+  fitted.pack_ns_per_element = 0.18;
+  fitted.underfilled_sm_gamma = 0.3;
+  const DeviceIdentity cpu{"AMD EPYC", "x86-64-v4", false};
+  const nlohmann::json on_cpu = quality_record("w", "qkv", cpu, quality, 0.05, fitted, Target::kCpu);
+  EXPECT_EQ(on_cpu["analytic"]["launch_overhead_us"], 61.0);
+  EXPECT_EQ(on_cpu["analytic"]["pack_ns_per_element"], 0.18);
+  EXPECT_FALSE(on_cpu["analytic"].contains("underfilled_sm_gamma"));
+  const DeviceIdentity gpu{"NVIDIA H200", "sm_90", false};
+  const nlohmann::json on_gpu = quality_record("w", "qkv", gpu, quality, 0.05, fitted, Target::kCuda);
+  EXPECT_EQ(on_gpu["analytic"]["underfilled_sm_gamma"], 0.3);
+  EXPECT_FALSE(on_gpu["analytic"].contains("pack_ns_per_element"));
+}
+
+}  // namespace
+}  // namespace dietcode
