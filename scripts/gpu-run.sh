@@ -174,13 +174,15 @@ fi
 [[ $stage == build ]] && { cat "$summary"; echo "gpu-run: built; next: --stage test"; exit 0; }
 
 # --- 2. GPU tests, devices ----------------------------------------------------------------------
+if wants test; then  # the driver, clocks and persistence, whether or not tests run
+  nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >>"$OUT/nvidia-smi.txt"
+  nvidia-smi -q -d CLOCK,PERFORMANCE >>"$OUT/nvidia-smi.txt" 2>&1
+fi
 if ! wants test; then
   :
 elif ((skip_tests)); then
   skipped ctest-gpu "${prebuilt:+--prebuilt: no test binaries; }--skip-tests"
 else
-  nvidia-smi >"$OUT/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed" >>"$OUT/nvidia-smi.txt"
-  nvidia-smi -q -d CLOCK,PERFORMANCE >>"$OUT/nvidia-smi.txt" 2>&1
   # One kernel family at a time, each under its own limit, so that a family that hangs or
   # fails names itself and the others still run (each case also has its own CTest limit,
   # tests/CMakeLists.txt). The tensor-core samples split three ways by DIETCODE_TEST_SAMPLES.
