@@ -55,6 +55,7 @@ std::vector<double> axis(double lo, double hi, double step, double min, double m
 // underfilled-SM gamma (waves), on a CPU the packing cost per element (the busiest thread's
 // share of its time in FMAs, which enters f_occ through balance). f_occ depends on it alone.
 struct ShapeKnob {
+  const char* name;  // as the log spells it (fitted_shape_knob)
   double AnalyticParams::*field;
   double lo, hi, step;  // the coarse grid
 };
@@ -62,8 +63,8 @@ struct ShapeKnob {
 ShapeKnob shape_knob(Target target) {
   // 0-1.5 ns: replays of docs/results/cpu's logs fit 0.1 on the Zen 4 guest, 0.2-0.3 on Zen 5.
   if (target == Target::kCpu)
-    return {&AnalyticParams::pack_ns_per_element, 0.0, 1.5, 0.1};
-  return {&AnalyticParams::underfilled_sm_gamma, 0.0, 1.0, 0.1};
+    return {"pack_ns_per_element", &AnalyticParams::pack_ns_per_element, 0.0, 1.5, 0.1};
+  return {"underfilled_sm_gamma", &AnalyticParams::underfilled_sm_gamma, 0.0, 1.0, 0.1};
 }
 
 // The three parts of every measurement's label: log(f_MK / peak) = fixed - occ(knob) -
@@ -195,6 +196,11 @@ AnalyticFit fit_analytic(const std::vector<FitMeasurement>& rows, const Analytic
   fit.spread = best;
   fit.fitted = true;
   return fit;
+}
+
+FittedShapeKnob fitted_shape_knob(const AnalyticParams& params, Target target) {
+  const ShapeKnob knob = shape_knob(target);
+  return {knob.name, params.*knob.field};
 }
 
 double label_spread(const std::vector<FitMeasurement>& rows, const AnalyticParams& p) {

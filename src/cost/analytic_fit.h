@@ -40,6 +40,14 @@ struct AnalyticFit {
 AnalyticFit fit_analytic(const std::vector<FitMeasurement>& rows, const AnalyticParams& start,
                          double max_overhead_us, double overhead_step_us, int threads = 0);
 
+// The knob fit_analytic fits beside the overhead on `target` ("underfilled_sm_gamma" on a GPU,
+// "pack_ns_per_element" on a CPU) and its value in `params`: for logs and tools that report it.
+struct FittedShapeKnob {
+  const char* name;
+  double value;
+};
+FittedShapeKnob fitted_shape_knob(const AnalyticParams& params, Target target);
+
 // What fit_analytic minimises, computed directly from the labels (for tests): the pooled
 // within-kernel weighted variance of log(f_MK / peak) under p; +inf when no kernel has two
 // usable measurements.

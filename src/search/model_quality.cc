@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/version.h"
+#include "cost/analytic_fit.h"
 #include "search/op_cost_model.h"
 #include "search/tuning_log.h"
 
@@ -135,11 +136,9 @@ nlohmann::json quality_record(const std::string& workload, const std::string& op
   const QualitySummary& s = quality.summary;
   // What the machine looked like to the model: a CPU's packing cost and pool wake-up differ
   // from guest to guest (docs/cpu-target.md), a GPU's partial-wave penalty from part to part.
-  nlohmann::json analytic = {{"launch_overhead_us", number(fitted.launch_overhead_us)}};
-  if (target == Target::kCpu)
-    analytic["pack_ns_per_element"] = number(fitted.pack_ns_per_element);
-  else
-    analytic["underfilled_sm_gamma"] = number(fitted.underfilled_sm_gamma);
+  const FittedShapeKnob knob = fitted_shape_knob(fitted, target);
+  const nlohmann::json analytic = {{"launch_overhead_us", number(fitted.launch_overhead_us)},
+                                   {knob.name, number(knob.value)}};
   return {{"kind", "cost_model_quality"},
           {"workload", workload},
           {"op", op},

@@ -30,6 +30,7 @@
 
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
+#include "cost/analytic_fit.h"
 #include "search/instance_table.h"
 #include "search/kernel_book.h"
 #include "search/model_quality.h"
@@ -209,9 +210,7 @@ int run(int argc, char** argv) {
       fmt::print("{:<8} {:<22} {:>7} {:>9.3f} {:>11.0f}% {:>8.1f}% {:>14.3f}  {:.2f}, {:.2f}\n",
                  op.name, tmpl.empty() ? "every template" : tmpl, r.kernels, r.spearman,
                  100 * r.within, 100 * r.regret, r.shape_spearman,
-                 machine.target == Target::kCpu ? knobs.pack_ns_per_element
-                                                : knobs.underfilled_sm_gamma,
-                 knobs.launch_overhead_us);
+                 fitted_shape_knob(knobs, machine.target).value, knobs.launch_overhead_us);
       if (per_instance && tmpl.empty())
         for (const auto& [name, sum] : r.per_instance) {
           // What the model picked there in the first seed's folds, against the measured best.
