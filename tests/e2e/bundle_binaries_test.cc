@@ -41,7 +41,7 @@ class BundleBinaries : public ::testing::Test {
     return run_bundled({"build", source_dir() + "/configs/workloads/bert_base_dense_cpu.json",
                         "--log",
                         source_dir() +
-                            "/configs/tuned/cpu-epyc-zen5-2core/bert_dense_cpu_fitted_pack.jsonl",
+                            "/configs/tuned/cpu-epyc-zen5-2core/bert_dense_cpu_fitted_pack.jsonl.gz",
                         "--max-kernels", "1", "-o", pack});
   }
 
