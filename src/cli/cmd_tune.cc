@@ -1,12 +1,13 @@
 // dietcode tune WORKLOAD.json [-o LOG.jsonl] [--trials N] [--time-budget DURATION] [--device N]
 //   [--devices LIST] [--jobs N] [--seed N] [--fresh] [--simulate GPU] [--noise SIGMA] [--ops a,b]
 //   [--json] [--shard I/N] [--l2 flush|warm] [--target cuda|cpu] [--threads N] [--cxx PATH]
-//   [--constant-weights] [--runoff N]
+//   [--constant-weights] [--runoff N] [--kernels FILE]
 //
 // Tunes every op of a workload on the local GPU (or, with --simulate, on a model of one; or,
 // with --target cpu, on this host's cores, tune_machine.h) with
 // the joint search over all shape instances (search/joint_search.h), appending every result to
-// the tuning log as it arrives; --devices shares the measuring among several GPUs of one model
+// the tuning log as it arrives; --kernels FILE times the micro-kernels it lists instead of
+// searching (search/kernel_list.h); --devices shares the measuring among several GPUs of one model
 // (measure/measure_pool.h) without changing the log. The log is the state: a second run resumes
 // from it, skipping what is measured; --fresh moves it aside first. Timings flush the L2 before
 // every launch unless --l2 warm, as `bench` does, so kernels are chosen in the regime they are
@@ -31,6 +32,7 @@
 #include "common/error.h"
 #include "search/budget.h"
 #include "search/joint_search.h"
+#include "search/kernel_list.h"
 #include "search/log_resume.h"
 #include "search/shard.h"
 #include "space/gpu_spec.h"
@@ -69,6 +71,7 @@ struct TuneOptions {
   std::string arch;  // --target cpu: the highest x86-64 level tuned
   bool constant_weights = false;  // --target cpu: time kernels on weights packed once
   int runoff = JointSearchOptions{}.runoff_finalists;
+  std::string kernels;  // --kernels: a kernel list or a tuning log; empty: search
   bool json = false;
 };
 
@@ -81,6 +84,8 @@ constexpr int kTrialsUnderATimeBudget = 4096;
 
 JointSearchOptions search_options(const TuneOptions& o) {
   JointSearchOptions s;
+  if (o.trials_given && !o.kernels.empty())
+    bad_option("--trials and --kernels: the list decides what is timed; give one of them");
   if (o.trials < 1)
     bad_option(fmt::format("--trials: expected a positive integer, got {}", o.trials));
   s.budget.trials_per_op =
@@ -232,6 +237,17 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   const TuneMachineRequest request = machine_request(o);
   Workload workload = load_workload(o.workload);
   std::vector<std::string> notes;
+  if (!o.kernels.empty()) {
+    KernelList list = read_kernel_list(o.kernels);
+    notes.insert(notes.end(), list.notes.begin(), list.notes.end());
+    notes.push_back(fmt::format("{}: {} kernel{} listed: timing {} on every op {} can compute, "
+                                "with no search",
+                                o.kernels, list.kernels.size(),
+                                list.kernels.size() == 1 ? "" : "s",
+                                list.kernels.size() == 1 ? "it" : "them",
+                                list.kernels.size() == 1 ? "it" : "they"));
+    options.listed_kernels = std::move(list.kernels);
+  }
   std::vector<const OpSpec*> ops = select_ops(workload, o.ops, request.target, notes);
   std::string log_path = o.log.empty() ? workload.name + ".jsonl" : o.log;
   if (!o.shard.empty()) {
@@ -261,6 +277,27 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   TuneDevices& devices = machine.devices;
   const DeviceIdentity identity = devices.measurers[0]->device();
 
+  SearchEnvironment env;  // the log is set once there is work (set_log)
+  env.compiler = machine.compiler.get();
+  env.measurer = devices.measurers[0].get();
+  env.pool = devices.pool.get();
+  env.target = machine.target;
+  env.gpu = devices.gpu;
+  env.cpu = machine.cpu;
+  env.device = identity;
+  env.workload = workload.name;
+  JointSearch search(workload, ops, env, options,
+                     [&machine](const OpSpec& op) { return machine.spaces_for(op); });
+  if (search.searches().empty()) {  // --kernels, and none of them computes any op
+    print_notes(notes, global.quiet);
+    print_notes(search.notes(), global.quiet);
+    std::string names;
+    for (const OpSpec* op : ops) names += (names.empty() ? "" : ", ") + op->name;
+    throw UserError(fmt::format("dietcode tune: no kernel listed in {} can compute any op to tune "
+                                "({}); nothing to time",
+                                o.kernels, names));
+  }
+
   if (o.fresh) {
     const std::string moved = move_log_aside(log_path);
     if (!moved.empty())
@@ -275,8 +312,9 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
                                ? identity.name
                                : fmt::format("{} x {}", devices.ordinals.size(), identity.name);
     const std::string where = machine.where.empty() ? "" : ", " + machine.where;
+    const size_t tuned = search.searches().size();
     std::fprintf(progress_out, "tuning %s (%zu op%s) on %s (%s%s, %s)%s\n",
-                 workload.name.c_str(), ops.size(), ops.size() == 1 ? "" : "s", on.c_str(),
+                 workload.name.c_str(), tuned, tuned == 1 ? "" : "s", on.c_str(),
                  identity.arch.c_str(), where.c_str(), machine.regime.c_str(),
                  identity.simulated ? ": SIMULATED, a model of the GPU, not measurements" : "");
     std::fprintf(progress_out, "log %s: %s\n", log_path.c_str(),
@@ -289,18 +327,7 @@ int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   print_notes(notes, global.quiet);
 
   TuningLogWriter writer(log_path);
-  SearchEnvironment env;
-  env.compiler = machine.compiler.get();
-  env.measurer = devices.measurers[0].get();
-  env.pool = devices.pool.get();
-  env.log = &writer;
-  env.target = machine.target;
-  env.gpu = devices.gpu;
-  env.cpu = machine.cpu;
-  env.device = identity;
-  env.workload = workload.name;
-  JointSearch search(workload, ops, env, options,
-                     [&machine](const OpSpec& op) { return machine.spaces_for(op); });
+  search.set_log(&writer);
   std::vector<const TuningRecord*> records;
   for (const TuningRecord& r : resume.records) records.push_back(&r);
   search.resume_from(records);
@@ -407,6 +434,14 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
                   "instance: a same-time comparison, free of the rounds' luck. Logged as "
                   "\"runoff\" records; 0: off")
       ->capture_default_str();
+  cmd->add_option("--kernels", o->kernels,
+                  "Time exactly these micro-kernels, on every op they can compute and all its "
+                  "shapes, instead of searching (an A/B of two variants, a hand-picked tile): a "
+                  "JSON array of log-record \"mk\" objects, [{\"template\": \"dense_f32\", "
+                  "\"params\": {\"TM\": 8}}], tunables left out at their defaults; or a "
+                  "tuning log (a name ending in .jsonl or .jsonl.gz), whose kernels are timed "
+                  "here. Kernels an op cannot run are skipped, with the reason. Not with "
+                  "--trials");
   cmd->add_option("--shard", o->shard,
                   "Tune only share I of N (1 <= I <= N) for a cluster job array; default log: "
                   "NAME.shard-I-of-N.jsonl. Combine the logs with 'dietcode merge'");
@@ -417,6 +452,7 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
       "  dietcode tune w.json -o w.jsonl --time-budget 10m --ops qkv,fc1\n"
       "  dietcode tune w.json --devices all              (every GPU of this host)\n"
       "  dietcode tune w.json --target cpu --time-budget 10m   (this host's CPU)\n"
+      "  dietcode tune w.json --ops qkv,fc2 --kernels ab.json -o ab.jsonl   (an A/B)\n"
       "  dietcode tune w.json --shard 3/8 -o w.3.jsonl   (one of 8 cluster jobs)\n"
       "  dietcode merge w.*.jsonl -o w.jsonl            (when all 8 are done)\n"
       "The log is the state: run the same command again to resume a stopped run; records of\n"

@@ -85,6 +85,8 @@ const char* to_string(StopReason reason) {
       return "no improvement";
     case StopReason::kExhausted:
       return "no untried candidates left";
+    case StopReason::kListed:
+      return "listed kernels measured";
   }
   return "";
 }

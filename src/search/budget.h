@@ -39,7 +39,8 @@ class Deadline {
 };
 
 // Why an op's search stopped.
-enum class StopReason { kNone, kTrials, kTime, kNoImprovement, kExhausted };
+// kListed: every kernel of tune --kernels that the op can time was timed.
+enum class StopReason { kNone, kTrials, kTime, kNoImprovement, kExhausted, kListed };
 const char* to_string(StopReason reason);  // "", "trial budget spent", ...
 
 // The early-stopping rule over rounds: an op stalls when a round lowers its weighted-mean

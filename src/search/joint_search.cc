@@ -17,9 +17,25 @@ JointSearch::JointSearch(const Workload& workload, std::vector<const OpSpec*> op
     throw std::invalid_argument("JointSearch: a compiler and a measurer are required");
   if (!spaces_for)
     spaces_for = [target = env.target](const OpSpec& op) { return template_spaces_for(op, target); };
-  for (const OpSpec* op : ops)
-    searches_.push_back(std::make_unique<OpSearch>(workload, *op, env, options, spaces_for(*op)));
+  for (const OpSpec* op : ops) {
+    auto search = std::make_unique<OpSearch>(workload, *op, env, options, spaces_for(*op));
+    if (search->times_listed_kernels()) {
+      const std::vector<std::string>& skipped = search->listed_kernels_skipped();
+      notes_.insert(notes_.end(), skipped.begin(), skipped.end());
+      // Nothing it could time: the op is left as the log has it, neither completed nor run
+      // off, as if --ops had left it out.
+      if (search->listed_kernels().empty()) {
+        notes_.push_back(op->name + ": no listed kernel can compute it: left untuned");
+        continue;
+      }
+    }
+    searches_.push_back(std::move(search));
+  }
   share_measurements();
+}
+
+void JointSearch::set_log(TuningLogWriter* log) {
+  for (auto& search : searches_) search->set_log(log);
 }
 
 JointSearch::~JointSearch() = default;

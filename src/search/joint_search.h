@@ -75,7 +75,9 @@ struct JointSearchResult {
 class JointSearch {
  public:
   // Ops are searched in the order given. Each op's templates come from `spaces_for`, by
-  // default template_spaces_for (every template that can compute it).
+  // default template_spaces_for (every template that can compute it). With listed kernels
+  // (JointSearchOptions::listed_kernels), an op none of them can compute is left out, and
+  // notes() says so and why each listed kernel an op cannot time was skipped.
   using SpacesFor = std::function<std::vector<const TemplateSpace*>(const OpSpec&)>;
   JointSearch(const Workload& workload, std::vector<const OpSpec*> ops, SearchEnvironment env,
               JointSearchOptions options, SpacesFor spaces_for = {});
@@ -85,9 +87,13 @@ class JointSearch {
     observer_ = std::move(observer);
   }
 
+  // Where every op's records go from now on (OpSearch::set_log).
+  void set_log(TuningLogWriter* log);
+
   // Warm start from earlier records (already filtered to this workload and device).
   void resume_from(const std::vector<const TuningRecord*>& records);
-  // What resume_from found worth saying (records not used, and why).
+  // What construction and resume_from found worth saying (listed kernels skipped, records
+  // not used, and why).
   const std::vector<std::string>& notes() const { return notes_; }
 
   JointSearchResult run();

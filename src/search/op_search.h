@@ -17,6 +17,10 @@
 // The log is the state: resume_from() rebuilds the book and warm-starts the model from earlier
 // records, kernels a killed run measured on only some instances are completed first, and
 // pairs already in the log are never measured again.
+//
+// With a list of kernels to time (tune --kernels, JointSearchOptions::listed_kernels), propose
+// and score give way to the list: a round takes its next kernels that this op's spaces accept,
+// and compiles, measures and learns from them as above; the op stops when the list is done.
 #pragma once
 
 #include <climits>
@@ -124,6 +128,17 @@ class OpSearch {
   OpSearch(const OpSearch&) = delete;  // spaces_ refer to env_.gpu and *op_
   OpSearch& operator=(const OpSearch&) = delete;
 
+  // tune --kernels (JointSearchOptions::listed_kernels): whether this op times a list rather
+  // than searching; the listed kernels it times, in the list's order; and one line for each
+  // listed kernel it cannot time, saying why ("qkv: ab.json[1] (dense_f32) skipped: ...").
+  bool times_listed_kernels() const { return options_.listed_kernels.has_value(); }
+  const std::vector<MicroKernel>& listed_kernels() const { return listed_; }
+  const std::vector<std::string>& listed_kernels_skipped() const { return listed_skipped_; }
+
+  // Where records go from now on (null: nowhere). `tune` sets it once the search is known to
+  // have work, so that a run refused early leaves no log behind.
+  void set_log(TuningLogWriter* log) { env_.log = log; }
+
   // Warm start from earlier records of this op on this device. Records whose instance or GEMM
   // no longer matches the workload, or whose micro-kernel no template can generate, are not
   // used; `notes` says how many and why.
@@ -182,8 +197,10 @@ class OpSearch {
   const CostModelQuality& quality() const { return quality_; }
   // This run's runoff (runoff == 0 when none ran).
   const RoundReport& runoff_report() const { return runoff_report_; }
-  int trials() const { return int(tried_.size()); }
-  int trial_budget() const { return options_.budget.trials_per_op; }
+  // Kernels tried, the log's included, against the op's trial budget; of a list
+  // (times_listed_kernels), the listed kernels tried against how many it lists for this op.
+  int trials() const;
+  int trial_budget() const;
 
   // Every instance's kernel: its best measured one, else the measured kernel predicted best.
   std::vector<InstanceChoice> assignment() const;
@@ -240,6 +257,14 @@ class OpSearch {
   std::vector<MicroKernel> pending_;  // logged kernels missing some instances
   std::vector<PopulationMember> population_;
   std::vector<MicroKernel> borrowed_;  // from other ops, for the next round
+  // tune --kernels: the listed kernels this op can time, the next one a round takes, and why
+  // the others were left out.
+  std::vector<MicroKernel> listed_;
+  size_t next_listed_ = 0;
+  std::vector<std::string> listed_skipped_;
+  void choose_listed_kernels();
+  // Up to `slots` listed kernels not tried yet, in the list's order.
+  std::vector<MicroKernel> take_listed(int slots);
   BinarySet binaries_;
   ImprovementTracker tracker_;
   StopReason stop_ = StopReason::kNone;

@@ -72,8 +72,10 @@ void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
   }
   for (size_t k : book_.usable()) model_->learn(book_[k]);
   if (model_->model().measurements() > 0) retrain_model();
-  // A log that already holds the whole budget leaves nothing to do but report.
-  if (trials() >= trial_budget() && pending_.empty()) stop(StopReason::kTrials);
+  // A log that already holds the whole budget (or every listed kernel) leaves nothing to do
+  // but report.
+  if (trials() >= trial_budget() && pending_.empty())
+    stop(times_listed_kernels() ? StopReason::kListed : StopReason::kTrials);
 }
 
 OpSearch::Incumbent OpSearch::incumbent() const {

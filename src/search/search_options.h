@@ -22,9 +22,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "search/kernel_list.h"
 
 namespace dietcode {
 
@@ -84,6 +87,13 @@ struct JointSearchOptions {
   // A cluster shard's share (search/shard.h): only instances [first, second) of the named op,
   // in expand_instances order. An op not named here is searched over all its instances.
   std::map<std::string, std::pair<size_t, size_t>> instance_ranges;
+
+  // tune --kernels (kernel_list.h): when set, an op times exactly these kernels, those its
+  // templates hold and its constraints allow, each as a round's candidate is timed, and stops
+  // ("listed kernels measured"): no model-guided round follows, and trials_per_op, patience
+  // and exploration play no part. The completion and the runoff still run. Unset: the search
+  // chooses.
+  std::optional<std::vector<ListedKernel>> listed_kernels;
 };
 
 }  // namespace dietcode

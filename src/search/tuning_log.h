@@ -119,6 +119,9 @@ class TuningLogWriter {
 struct TuningLog {
   std::vector<TuningRecord> records;   // measurements, in file order
   std::vector<nlohmann::json> others;  // lines of other kinds, in file order
+  // The line (from 1) each record was read from, parallel to `records` in a log read from text
+  // (parse_tuning_log), for messages about a record: "LOG:LINE: ...".
+  std::vector<int> record_lines;
 };
 
 // Reads every record. A line that is not valid JSON or not a valid record is skipped and

@@ -133,6 +133,7 @@ TuningLog parse_tuning_log(const std::string& text, const std::string& source,
     }
     try {
       log.records.push_back(TuningRecord::from_json(j));
+      log.record_lines.push_back(line_number);
     } catch (const UserError& e) {
       skip(e.what());
     } catch (const json::exception& e) {  // a value out of range for its C++ type
