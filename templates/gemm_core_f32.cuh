@@ -28,6 +28,12 @@
 // * SPLITK > 1: each slice writes its raw partial sums to workspace[batch][SPLITK][M][N]; the
 //   template's _reduce entry (split_k_reduce) adds the slices in a fixed order and applies
 //   bias and activation, so results never depend on how blocks are scheduled.
+// * PRELOAD: 1 = the fragments of k-row k+1 are loaded from shared memory while the FMAs of
+//   row k run, across the k-tile boundary too: the last row's FMAs wait for nothing but the
+//   barrier, and the first row of the next tile is already in registers when they are done.
+//   cuBLAS's SIMT kernels do this. It costs registers (16 x 8 per thread on sm_90: 20 more
+//   with cp.async, 32 more register staged). 0 = one k-tile at a time, each tile's first row
+//   loaded after the barrier, so its FMAs wait for the shared loads.
 // * MIN_BLOCKS: resident blocks per SM that ptxas must allow for, which caps registers per
 //   thread at 64K / (MIN_BLOCKS * threads); the tuner decides whether occupancy or registers
 //   win.
@@ -79,6 +85,9 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1  // blocks per SM ptxas must leave room for (caps registers per thread)
 #endif
+#ifndef PRELOAD
+#define PRELOAD 0  // 1: the next k-row's fragments load while this one computes (STAGES >= 2)
+#endif
 #ifndef EPILOGUE
 #define EPILOGUE 0  // 0 none, 1 bias, 2 relu, 3 bias_relu, 4 gelu (tanh form), 5 bias_gelu
 #endif
@@ -104,6 +113,12 @@
 #endif
 #if MIN_BLOCKS < 1 || MIN_BLOCKS > 4
 #error "MIN_BLOCKS must be in 1..4"
+#endif
+#if PRELOAD != 0 && PRELOAD != 1
+#error "PRELOAD must be 0 or 1"
+#endif
+#if PRELOAD && STAGES < 2
+#error "PRELOAD needs a second buffer (STAGES >= 2): the next k-tile's rows are read across the barrier"
 #endif
 #if EPILOGUE < 0 || EPILOGUE > 5
 #error "EPILOGUE must be in 0..5"
@@ -245,23 +260,57 @@ __device__ __forceinline__ void store_k_rows(const float (&reg)[ITERS][VEC], flo
 }
 
 // ---- Compute -------------------------------------------------------------------------------
-// One BK-deep step on a staged tile pair. a_off/b_off: this thread's first column in the
-// k-rows of As/Bs. No bounds checks: padding rows and columns hold zeros.
+// A thread's fragments of k-row k of a staged tile pair. a_off/b_off: this thread's first
+// column in the k-rows of As/Bs.
+__device__ __forceinline__ void load_fragments(const float* As, const float* Bs, int k, int a_off,
+                                               int b_off, float (&a)[TM], float (&b)[TN]) {
+#pragma unroll
+  for (int g = 0; g < TM / kFM; ++g)
+    load_vector<kFM>(As + k * kLDA + a_off + g * THREADS_M * kFM, a + g * kFM);
+#pragma unroll
+  for (int g = 0; g < TN / kFN; ++g)
+    load_vector<kFN>(Bs + k * kLDB + b_off + g * THREADS_N * kFN, b + g * kFN);
+}
+
+__device__ __forceinline__ void outer_product(const float (&a)[TM], const float (&b)[TN],
+                                              float (&acc)[TM][TN]) {
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+}
+
+// One BK-deep step on a staged tile pair. No bounds checks: padding rows and columns hold zeros.
 __device__ __forceinline__ void compute_tile(const float* As, const float* Bs, int a_off, int b_off,
                                              float (&acc)[TM][TN]) {
 #pragma unroll
   for (int k = 0; k < BK; ++k) {
     float a[TM], b[TN];
+    load_fragments(As, Bs, k, a_off, b_off, a, b);
+    outer_product(a, b, acc);
+  }
+}
+
+// The same step with PRELOAD: frag_a/frag_b[0] hold row 0 on entry. Rows 1..BK-1 load while the
+// row before computes; before the last row's FMAs, next_tile() runs (it ends with the barrier
+// that makes the next k-tile visible) and the next tile's row 0 loads from next_As/next_Bs
+// (null on the last tile) into slot 0, which BK being even leaves free.
+template <class NextTile>
+__device__ __forceinline__ void compute_tile_preloaded(const float* As, const float* Bs,
+                                                       const float* next_As, const float* next_Bs,
+                                                       int a_off, int b_off, float (&frag_a)[2][TM],
+                                                       float (&frag_b)[2][TN], float (&acc)[TM][TN],
+                                                       NextTile next_tile) {
+  static_assert(BK % 2 == 0, "PRELOAD alternates two fragment slots per k-tile");
 #pragma unroll
-    for (int g = 0; g < TM / kFM; ++g)
-      load_vector<kFM>(As + k * kLDA + a_off + g * THREADS_M * kFM, a + g * kFM);
-#pragma unroll
-    for (int g = 0; g < TN / kFN; ++g)
-      load_vector<kFN>(Bs + k * kLDB + b_off + g * THREADS_N * kFN, b + g * kFN);
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+  for (int k = 0; k < BK; ++k) {
+    if (k + 1 < BK) {
+      load_fragments(As, Bs, k + 1, a_off, b_off, frag_a[(k + 1) & 1], frag_b[(k + 1) & 1]);
+    } else {
+      next_tile();
+      if (next_As) load_fragments(next_As, next_Bs, 0, a_off, b_off, frag_a[0], frag_b[0]);
+    }
+    outer_product(frag_a[k & 1], frag_b[k & 1], acc);
   }
 }
 
@@ -278,7 +327,51 @@ __device__ __forceinline__ void mainloop(TileA& ta, TileB& tb, const KSlice& s, 
                                          int tid, int a_off, int b_off, float (&acc)[TM][TN]) {
   float* As = smem;
   float* Bs = smem + STAGES * BK * kLDA;
-#if STAGES >= 3
+#if STAGES >= 3 && PRELOAD
+  // Tile t+STAGES-1 is copied into tile t-1's buffer at the top of iteration t: every thread
+  // read its last fragments of tile t-1 before the barrier that ended iteration t-1.
+#pragma unroll
+  for (int st = 0; st < STAGES - 1; ++st) {
+    if (st < s.num_tiles) {
+      const int k0 = s.begin + st * BK;
+      ta.copy_async(As + st * BK * kLDA, k0, s.end, tid);
+      tb.copy_async(Bs + st * BK * kLDB, k0, s.end, tid);
+    }
+    cp_async_commit();
+  }
+  if (s.num_tiles <= 0) {
+    cp_async_wait<0>();
+    return;
+  }
+  float frag_a[2][TM], frag_b[2][TN];
+  cp_async_wait<STAGES - 2>();
+  __syncthreads();
+  load_fragments(As, Bs, 0, a_off, b_off, frag_a[0], frag_b[0]);
+  int read_stage = 0;
+  int write_stage = STAGES - 1;
+#pragma unroll 1
+  for (int t = 0; t < s.num_tiles; ++t) {
+    const int next = t + STAGES - 1;
+    if (next < s.num_tiles) {
+      const int k0 = s.begin + next * BK;
+      ta.copy_async(As + write_stage * BK * kLDA, k0, s.end, tid);
+      tb.copy_async(Bs + write_stage * BK * kLDB, k0, s.end, tid);
+    }
+    cp_async_commit();
+    const int next_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
+    const bool more = t + 1 < s.num_tiles;
+    compute_tile_preloaded(
+        As + read_stage * BK * kLDA, Bs + read_stage * BK * kLDB,
+        more ? As + next_stage * BK * kLDA : nullptr, Bs + next_stage * BK * kLDB, a_off, b_off,
+        frag_a, frag_b, acc, [] {
+          cp_async_wait<STAGES - 2>();  // this thread's copies of tile t+1 have landed
+          __syncthreads();              // everyone's have, and nobody reads tile t any more
+        });
+    read_stage = next_stage;
+    write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
+  }
+  cp_async_wait<0>();
+#elif STAGES >= 3
 #pragma unroll
   for (int st = 0; st < STAGES - 1; ++st) {
     if (st < s.num_tiles) {
@@ -306,6 +399,36 @@ __device__ __forceinline__ void mainloop(TileA& ta, TileB& tb, const KSlice& s, 
     write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
   }
   cp_async_wait<0>();
+#elif STAGES == 2 && PRELOAD
+  if (s.num_tiles <= 0) return;
+  ta.fetch(s.begin, s.end, tid);
+  tb.fetch(s.begin, s.end, tid);
+  ta.store(As, tid);
+  tb.store(Bs, tid);
+  __syncthreads();
+  float frag_a[2][TM], frag_b[2][TN];
+  load_fragments(As, Bs, 0, a_off, b_off, frag_a[0], frag_b[0]);
+#pragma unroll 1
+  for (int t = 0; t < s.num_tiles; ++t) {
+    const int cur = t & 1;
+    const bool more = t + 1 < s.num_tiles;
+    if (more) {  // in flight while this tile is computed
+      const int k0 = s.begin + (t + 1) * BK;
+      ta.fetch(k0, s.end, tid);
+      tb.fetch(k0, s.end, tid);
+    }
+    float* next_As = As + (cur ^ 1) * BK * kLDA;
+    float* next_Bs = Bs + (cur ^ 1) * BK * kLDB;
+    // The other buffer was last read (tile t-1's last row) before the previous barrier.
+    compute_tile_preloaded(As + cur * BK * kLDA, Bs + cur * BK * kLDB, more ? next_As : nullptr,
+                           next_Bs, a_off, b_off, frag_a, frag_b, acc, [&] {
+                             if (more) {
+                               ta.store(next_As, tid);
+                               tb.store(next_Bs, tid);
+                             }
+                             __syncthreads();
+                           });
+  }
 #elif STAGES == 2
   if (s.num_tiles > 0) {
     ta.fetch(s.begin, s.end, tid);

@@ -33,6 +33,7 @@ enum class Feature : int {
   kTunableStages,
   kTunableVec,
   kTunableSplitK,
+  kTunablePreload,
   // The x86 templates' tunables (THREADS_M above is theirs too).
   kTunableMR,
   kTunableNR,

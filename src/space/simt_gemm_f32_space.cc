@@ -1,13 +1,14 @@
 // The search space every fp32 SIMT GEMM template shares: micro-kernels of
 // templates/gemm_core_f32.cuh. Tile sizes are factor chains over warps, lanes and per-thread
-// elements; everything else (depth BK, load width VEC, pipeline STAGES, SPLITK, MIN_BLOCKS) is a
-// plain tunable. Constraints encode the GPU's limits and the core's own rules (its #error
-// lines); a variant adds its op's layout rule for VEC and its loader's registers.
+// elements; everything else (depth BK, load width VEC, pipeline STAGES, PRELOAD, SPLITK,
+// MIN_BLOCKS) is a plain tunable. Constraints encode the GPU's limits and the core's own rules
+// (its #error lines); a variant adds its op's layout rule for VEC and its loader's registers.
 #include "space/simt_gemm_f32_space.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "space/templates.h"
 #include "space/tile_bounds.h"
@@ -36,7 +37,14 @@ DenseF32Geometry DenseF32Geometry::of(const MicroKernel& mk) {
   g.a_rows_per_thread = chunks(g.bm);
   const int per_thread = chunks(g.bm) + chunks(g.bn);
   const int in_flight = stages >= 3 ? 0 : per_thread * width;
-  g.register_estimate = tm * tn + 2 * (tm + tn) + in_flight + 2 * per_thread + 32;
+  // PRELOAD keeps the next k-row's fragments live beside the current row's. NVRTC for sm_90 at
+  // 16 x 8 per thread, 128 x 128: 215 -> 235 registers with cp.async and 219 -> 251 register
+  // staged, where this estimate says 240 and 232 without PRELOAD (64 x 256: 248 and 238, for
+  // 235 and 253 with it). The cp.async estimate's loader term already covers the difference;
+  // register staged, half of TM + TN more. Every one of these compiles without spills (and a
+  // kernel that spills is rejected after compiling anyway).
+  const int preloaded = mk.get_or("PRELOAD", 0) && stages < 3 ? (tm + tn) / 2 : 0;
+  g.register_estimate = tm * tn + 2 * (tm + tn) + preloaded + in_flight + 2 * per_thread + 32;
   return g;
 }
 
@@ -55,17 +63,24 @@ TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant) {
       {"STAGES", {1, 2, 3, 4}, 2, "1 single buffer, 2 register-staged double buffer, 3-4 cp.async"},
       {"SPLITK", {1, 2, 3, 4, 6, 8, 12, 16}, 1, "K slices summed by a deterministic reduction"},
       {"MIN_BLOCKS", {1, 2}, 1, "blocks per SM ptxas must leave registers for"},
+      {"PRELOAD", {0, 1}, 0, "1: the next k-row's fragments load while this one computes"},
   };
   s.chains = {{"BM", {"WARPS_M", "THREADS_M", "TM"}}, {"BN", {"WARPS_N", "THREADS_N", "TN"}}};
   // What cuBLAS runs for BERT's fp32 layers on Hopper (ncu, docs/results/h200/README.md): four
   // warps, 128 outputs per thread (16 x 8) at up to 255 registers, so a block of 64 x 256 or
-  // 128 x 128 keeps the FMA pipes busy at one eighth occupancy. Both pipelines of each.
+  // 128 x 128 keeps the FMA pipes busy at one eighth occupancy. Both pipelines of each, and
+  // cuBLAS's own design in full: cp.async in three stages with PRELOAD (the next k-row's
+  // fragments loaded ahead). Seven starting kernels in all: one round's share of a first round.
   for (int stages : {3, 2}) {
     const int vec = stages >= 3 ? 1 : 4;
-    s.seeds.push_back({{"WARPS_M", 1}, {"WARPS_N", 4}, {"THREADS_M", 4}, {"THREADS_N", 8},
-                       {"TM", 16}, {"TN", 8}, {"BK", 8}, {"STAGES", stages}, {"VEC", vec}});
-    s.seeds.push_back({{"WARPS_M", 2}, {"WARPS_N", 2}, {"THREADS_M", 4}, {"THREADS_N", 8},
-                       {"TM", 16}, {"TN", 8}, {"BK", 8}, {"STAGES", stages}, {"VEC", vec}});
+    for (int preload : stages >= 3 ? std::vector<int>{0, 1} : std::vector<int>{0}) {
+      s.seeds.push_back({{"WARPS_M", 1}, {"WARPS_N", 4}, {"THREADS_M", 4}, {"THREADS_N", 8},
+                         {"TM", 16}, {"TN", 8}, {"BK", 8}, {"STAGES", stages}, {"VEC", vec},
+                         {"PRELOAD", preload}});
+      s.seeds.push_back({{"WARPS_M", 2}, {"WARPS_N", 2}, {"THREADS_M", 4}, {"THREADS_N", 8},
+                         {"TM", 16}, {"TN", 8}, {"BK", 8}, {"STAGES", stages}, {"VEC", vec},
+                         {"PRELOAD", preload}});
+    }
   }
 
   using G = DenseF32Geometry;
@@ -76,7 +91,7 @@ TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant) {
   };
   // `uses`: the tunables a constraint reads, so enumeration can prune as soon as they are set.
   const std::vector<std::string> kAll = {"WARPS_M", "WARPS_N", "THREADS_M", "THREADS_N", "TM",
-                                         "TN",      "BK",      "VEC",       "STAGES"};
+                                         "TN",      "BK",      "VEC",       "STAGES",    "PRELOAD"};
   std::vector<std::string> with_min_blocks = kAll;
   with_min_blocks.push_back("MIN_BLOCKS");
   s.constraints = {
@@ -154,6 +169,11 @@ TemplateSpace make_simt_gemm_f32_space(const SimtGemmF32Variant& variant) {
          return mk.get("STAGES") < 3 || c.gpu.cc_major >= 8;
        },
        {"STAGES"}},
+      {"PRELOAD == 0 when STAGES == 1 (the next k-tile needs a second buffer)",
+       [](const MicroKernel& mk, const SpaceContext&) {
+         return mk.get("STAGES") >= 2 || mk.get_or("PRELOAD", 0) == 0;
+       },
+       {"STAGES", "PRELOAD"}},
       {"SPLITK == 1 or largest K / SPLITK >= BK (every slice holds a full K tile)",
        [](const MicroKernel& mk, const SpaceContext& c) {
          const int split = mk.get("SPLITK");

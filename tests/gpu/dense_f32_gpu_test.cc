@@ -38,6 +38,11 @@ OpSpec dense_op(int64_t n, int64_t k, bool static_dims, Epilogue epilogue) {
   return op;
 }
 
+std::map<std::string, int> preloaded(std::map<std::string, int> params) {
+  params["PRELOAD"] = 1;
+  return params;
+}
+
 // The sampled micro-kernels.
 const std::vector<std::pair<std::string, std::map<std::string, int>>>& samples() {
   static const std::vector<std::pair<std::string, std::map<std::string, int>>> s = {
@@ -49,6 +54,9 @@ const std::vector<std::pair<std::string, std::map<std::string, int>>>& samples()
       {"12x96 tm6 tn3 cp.async4 splitk3", simt_tile(1, 2, 2, 6, 3, 16, 1, 4, 3)},
       {"256x128 512thr cp.async3", simt_tile(4, 4, 8, 8, 8, 16, 1, 3, 1)},
       {"16x32 bk32 cp.async3 splitk16", simt_tile(1, 1, 4, 4, 4, 32, 1, 3, 16)},
+      {"128x128 16x8/thread vec4 preload", preloaded(simt_tile(2, 2, 4, 16, 8, 8, 4, 2))},
+      {"64x256 16x8/thread cp.async3 preload", preloaded(simt_tile(1, 4, 4, 16, 8, 8, 1, 3))},
+      {"16x64 bk16 cp.async4 preload splitk4", preloaded(simt_tile(1, 2, 4, 4, 4, 16, 1, 4, 4))},
   };
   return s;
 }

@@ -157,6 +157,49 @@ namespace bn3 {
 #include "../../templates/batch_matmul_f32.cu"
 }
 #include "nvrtc/gemm_f32_emulation_undef.h"
+
+// 8-9: PRELOAD with the loaders dense_f32 does not use (rows contiguous along M and N): A stored
+// [K,M] and B[K,N], register staged with float4 loads; and A[M,K] with B[K,N] by cp.async in
+// three stages, split-K 2.
+#define WARPS_M 1
+#define WARPS_N 2
+#define THREADS_M 4
+#define THREADS_N 8
+#define TM 4
+#define TN 4
+#define BK 8
+#define VEC 4
+#define STAGES 2
+#define PRELOAD 1
+#define A_K_CONTIGUOUS 0
+#define B_K_CONTIGUOUS 0
+#define dietcode_batch_matmul_f32 pre2_main
+#define dietcode_batch_matmul_f32_reduce pre2_reduce
+namespace pre2 {
+#include "../../templates/batch_matmul_f32.cu"
+}
+#include "nvrtc/gemm_f32_emulation_undef.h"
+
+#define WARPS_M 2
+#define WARPS_N 1
+#define THREADS_M 8
+#define THREADS_N 4
+#define TM 2
+#define TN 4
+#define BK 4
+#define VEC 1
+#define STAGES 3
+#define PRELOAD 1
+#define SPLITK 2
+#define EPILOGUE 2
+#define A_K_CONTIGUOUS 1
+#define B_K_CONTIGUOUS 0
+#define dietcode_batch_matmul_f32 pre3_main
+#define dietcode_batch_matmul_f32_reduce pre3_reduce
+namespace pre3 {
+#include "../../templates/batch_matmul_f32.cu"
+}
+#include "nvrtc/gemm_f32_emulation_undef.h"
 // clang-format on
 
 #include "measure/cpu_reference.h"
@@ -251,6 +294,24 @@ TEST(BatchMatmulF32Emulated, ThreeColumnTileSplitK2) {
   EXPECT_EQ(k.bn, 3);
   for (int64_t n : {1, 2, 3, 4, 8})
     for (int64_t kk : {1, 4, 9, 16}) run_case(k, false, false, Epilogue::kNone, {2, 65, n, kk});
+}
+
+TEST(BatchMatmulF32Emulated, PreloadTransposeARegisterStaged) {
+  const auto k = EMU_KERNEL(pre2);
+  EXPECT_EQ(k.bm, 16);
+  EXPECT_EQ(k.bn, 64);
+  for (int64_t m : {1, 17})
+    for (int64_t n : {5, 64, 67})
+      for (int64_t kk : {1, 8, 9, 16, 40}) run_case(k, true, false, Epilogue::kNone, {2, m, n, kk});
+}
+
+TEST(BatchMatmulF32Emulated, PreloadCpAsyncThreeStagesSplitK2) {
+  const auto k = EMU_KERNEL(pre3);
+  EXPECT_EQ(k.bm, 32);
+  EXPECT_EQ(k.bn, 16);
+  for (int64_t m : {1, 33})
+    for (int64_t n : {3, 17})
+      for (int64_t kk : {4, 8, 13, 36}) run_case(k, false, false, Epilogue::kRelu, {2, m, n, kk});
 }
 
 }  // namespace

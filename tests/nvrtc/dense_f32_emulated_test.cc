@@ -159,6 +159,67 @@ namespace cfg8 {
 #include "../../templates/dense_f32.cu"
 }
 #include "nvrtc/dense_f32_emulation_undef.h"
+
+// Configurations 9-11: PRELOAD, the next k-row's fragments loaded while this one computes,
+// across the k-tile boundary: register staged (cfg8's tile, split-K 2), cp.async in three
+// stages (cfg7's tile) and four stages of a small tile, so that K has fewer k-tiles than the
+// pipeline has stages.
+#define WARPS_M 2
+#define WARPS_N 2
+#define THREADS_M 4
+#define THREADS_N 8
+#define TM 16
+#define TN 8
+#define BK 8
+#define VEC 4
+#define STAGES 2
+#define PRELOAD 1
+#define SPLITK 2
+#define EPILOGUE 1
+#define dietcode_dense_f32 cfg9_main
+#define dietcode_dense_f32_reduce cfg9_reduce
+namespace cfg9 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+
+#define WARPS_M 1
+#define WARPS_N 4
+#define THREADS_M 4
+#define THREADS_N 8
+#define TM 16
+#define TN 8
+#define BK 8
+#define VEC 1
+#define STAGES 3
+#define PRELOAD 1
+#define SPLITK 1
+#define EPILOGUE 5
+#define dietcode_dense_f32 cfg10_main
+#define dietcode_dense_f32_reduce cfg10_reduce
+namespace cfg10 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
+
+#define WARPS_M 1
+#define WARPS_N 1
+#define THREADS_M 4
+#define THREADS_N 8
+#define TM 2
+#define TN 2
+#define BK 4
+#define VEC 1
+#define STAGES 4
+#define PRELOAD 1
+#define SPLITK 1
+#define EPILOGUE 3
+#define dietcode_dense_f32 cfg11_main
+#define dietcode_dense_f32_reduce cfg11_reduce
+namespace cfg11 {
+#include "../../templates/dense_f32.cu"
+}
+#include "nvrtc/dense_f32_emulation_undef.h"
 // clang-format on
 
 #include "measure/cpu_reference.h"
@@ -273,6 +334,32 @@ TEST(DenseF32Emulated, CublasSquareTileSplitK2) {
   EXPECT_EQ(k.bn, 128);
   for (int64_t M : {1, 127, 129})
     for (int64_t K : {16, 37}) run_case(k, e, M, 129, K, 65535);
+}
+
+// PRELOAD: one k-tile (the first tile's row 0 is the only preload), two (one boundary), and
+// many with a remainder, in every pipeline.
+TEST(DenseF32Emulated, PreloadRegisterStagedSplitK2) {
+  const auto k = EMU_KERNEL(cfg9);
+  const Epilogue e = Epilogue::kBias;
+  for (int64_t M : {1, 129})
+    for (int64_t K : {8, 16, 37, 64}) run_case(k, e, M, 129, K, 65535);
+  run_case(k, e, 260, 100, 45, 1);
+}
+
+TEST(DenseF32Emulated, PreloadCpAsyncThreeStages) {
+  const auto k = EMU_KERNEL(cfg10);
+  const Epilogue e = Epilogue::kBiasGelu;
+  for (int64_t M : {1, 65})
+    for (int64_t K : {8, 16, 21, 64}) run_case(k, e, M, 257, K, 65535);
+  run_case(k, e, 130, 100, 40, 1);
+}
+
+TEST(DenseF32Emulated, PreloadCpAsyncFourStagesFewerTilesThanStages) {
+  const auto k = EMU_KERNEL(cfg11);
+  const Epilogue e = Epilogue::kBiasRelu;
+  for (int64_t K : {1, 4, 5, 8, 12, 13, 33})
+    for (int64_t M : {1, 9}) run_case(k, e, M, 67, K, 65535);
+  run_case(k, e, 40, 20, 19, 2);
 }
 
 }  // namespace

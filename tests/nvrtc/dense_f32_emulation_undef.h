@@ -10,6 +10,7 @@
 #undef VEC
 #undef STAGES
 #undef SPLITK
+#undef PRELOAD
 #undef EPILOGUE
 #undef STATIC_N
 #undef STATIC_K

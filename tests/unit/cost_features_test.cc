@@ -27,6 +27,7 @@ TEST(CostFeatures, NamesAreFixedUniqueAndOrdered) {
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
   EXPECT_EQ(names[size_t(Feature::kTunableBM)], "BM");
   EXPECT_EQ(names[size_t(Feature::kTunableSplitK)], "SPLITK");
+  EXPECT_EQ(names[size_t(Feature::kTunablePreload)], "PRELOAD");
   EXPECT_EQ(names[size_t(Feature::kTileM)], "tile_m");
   EXPECT_EQ(names[size_t(Feature::kTileIntensity)], "tile_intensity");
   EXPECT_EQ(names[size_t(Feature::kOccupancy)], "occupancy");

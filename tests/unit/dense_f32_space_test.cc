@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/error.h"
@@ -99,22 +100,41 @@ TEST_F(DenseF32Space, DefaultsAreLegalAndMatchTheTemplate) {
 // and all of them legal for BERT's fc2 on H100 limits; the default comes first.
 TEST_F(DenseF32Space, SeedsAreCublasTilesAndLegalForBert) {
   const std::vector<MicroKernel> start = dense_f32_space().starting_kernels();
-  ASSERT_EQ(start.size(), 5u);
+  ASSERT_EQ(start.size(), 7u);
   EXPECT_EQ(start[0], with({}));
-  std::set<std::pair<int, int>> tiles;
+  std::set<std::tuple<int, int, int, int>> tiles;  // BM, BN, STAGES, PRELOAD
   for (size_t i = 1; i < start.size(); ++i) {
     SCOPED_TRACE(start[i].key());
     EXPECT_TRUE(violations(start[i], ctx).empty());
     const auto g = DenseF32Geometry::of(start[i]);
     EXPECT_EQ(g.threads, 128);
     EXPECT_EQ(start[i].get("TM") * start[i].get("TN"), 128);
-    tiles.insert({g.bm, g.bn});
+    tiles.insert({g.bm, g.bn, start[i].get("STAGES"), start[i].get("PRELOAD")});
   }
-  EXPECT_EQ(tiles, (std::set<std::pair<int, int>>{{64, 256}, {128, 128}}));
+  // Both of cuBLAS's tiles in both pipelines, and with cp.async also with PRELOAD.
+  EXPECT_EQ(tiles, (std::set<std::tuple<int, int, int, int>>{{64, 256, 2, 0},
+                                                             {64, 256, 3, 0},
+                                                             {64, 256, 3, 1},
+                                                             {128, 128, 2, 0},
+                                                             {128, 128, 3, 0},
+                                                             {128, 128, 3, 1}}));
   // A seed that names a tunable the space lacks is a programming error, caught at once.
   TemplateSpace broken = dense_f32_space();
   broken.seeds.push_back({{"NO_SUCH_TUNABLE", 1}});
   EXPECT_THROW(broken.starting_kernels(), std::logic_error);
+}
+
+TEST_F(DenseF32Space, PreloadNeedsASecondBufferAndCostsRegisters) {
+  const MicroKernel single = with({{"STAGES", 1}, {"VEC", 4}, {"PRELOAD", 1}});
+  EXPECT_FALSE(violations(single, ctx).empty());
+  EXPECT_TRUE(violations(with({{"STAGES", 1}, {"VEC", 4}, {"PRELOAD", 0}}), ctx).empty());
+  const MicroKernel plain = with({{"STAGES", 2}, {"PRELOAD", 0}});
+  const MicroKernel preloaded = with({{"STAGES", 2}, {"PRELOAD", 1}});
+  EXPECT_TRUE(violations(preloaded, ctx).empty());
+  // Half of TM + TN more fragment registers (8 x 8 per thread at the defaults).
+  EXPECT_EQ(DenseF32Geometry::of(preloaded).register_estimate -
+                DenseF32Geometry::of(plain).register_estimate,
+            8);
 }
 
 TEST_F(DenseF32Space, PaddedPitchIsFourModEight) {

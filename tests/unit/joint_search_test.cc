@@ -603,7 +603,7 @@ TEST_F(JointSearchTest, TheTemplatesDefaultKernelIsTimedFirst) {
   JointSearchResult result = run(device, options);
   EXPECT_EQ(result.ops[0].trials, 16);
   EXPECT_TRUE(device.kernels.count(defaults.key())) << defaults.key();
-  ASSERT_EQ(space_.starting_kernels().size(), 5u);
+  ASSERT_EQ(space_.starting_kernels().size(), 7u);
   for (const MicroKernel& mk : space_.starting_kernels())
     EXPECT_TRUE(device.kernels.count(mk.key())) << mk.key();
   options.budget.trials_per_op = 8;
