@@ -23,19 +23,25 @@ void OpSearch::resume_from(const std::vector<const TuningRecord*>& records,
     }
     // A template this run leaves out (an AVX-512 kernel under `tune --arch x86-64-v3`) must not
     // become the incumbent of a search that could not have chosen it.
-    if (std::none_of(templates_.begin(), templates_.end(),
-                     [r](const TemplateSpace* t) { return t->tmpl == r->mk.tmpl; })) {
+    const auto space = std::find_if(templates_.begin(), templates_.end(),
+                                    [r](const TemplateSpace* t) { return t->tmpl == r->mk.tmpl; });
+    if (space == templates_.end()) {
       ++not_offered;
       continue;
     }
+    // A tunable added to the template since the record was written takes its default, which
+    // is the code that ran then (PRELOAD = 0): the kernel gets the key the search gives it
+    // today, so it is not timed a second time. (The log itself stays as written.)
+    MicroKernel mk = r->mk;
+    for (const Tunable& t : (*space)->tunables) mk.params.emplace(t.name, t.default_value);
     const LaunchPlan* plan = nullptr;
     try {
-      plan = &plan_of(r->mk);
+      plan = &plan_of(mk);
     } catch (const UserError&) {  // a template or tunable this build does not know
       ++ungenerable;
       continue;
     }
-    KernelEntry& e = book_.add(r->mk, *plan);
+    KernelEntry& e = book_.add(mk, *plan);
     if (r->registers) KernelBook::note_registers(e, *r->registers);
     if (r->status == MeasureStatus::kOk && r->latency_us && r->runoff > 0) {
       book_.add_runoff_latency(e, *i, r->runoff, *r->latency_us);

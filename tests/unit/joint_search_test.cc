@@ -429,6 +429,41 @@ TEST_F(JointSearchTest, ResumingContinuesTheBudgetWithoutMeasuringAPairTwice) {
   EXPECT_EQ(parsed.others[0]["kind"], "cost_model_quality");
 }
 
+TEST_F(JointSearchTest, ALogWrittenBeforeATunableExistedResumesWithItsDefault) {
+  space_ = dense_f32_space();
+  const std::string log = (dir_ / "older.jsonl").string();
+  JointSearchOptions options;
+  options.budget.trials_per_op = 16;
+  options.kernels_per_round = 8;
+  options.runoff_finalists = 0;
+  CountingDevice first(h100());
+  run(first, options, log);
+  ASSERT_EQ(first.kernels.size(), 16u);
+  // The log as a build without PRELOAD would have written it: its kernels, those that ran the
+  // code PRELOAD = 0 is now, lack the tunable. (Those with PRELOAD = 1 stay as they are.)
+  std::vector<std::string> lines;
+  {
+    std::ifstream in(log);
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json j = nlohmann::json::parse(line);
+      if (j.contains("mk") && j["mk"]["params"].value("PRELOAD", -1) == 0)
+        j["mk"]["params"].erase("PRELOAD");
+      lines.push_back(j.dump());
+    }
+  }
+  {
+    std::ofstream out(log, std::ios::trunc);
+    for (const std::string& line : lines) out << line << "\n";
+  }
+  // Its kernels are today's kernels at PRELOAD = 0: the default and the seeds among them are
+  // not timed again, nor is anything else.
+  options.budget.trials_per_op = 24;
+  CountingDevice more(h100());
+  run(more, options, log);
+  EXPECT_EQ(more.kernels.size(), 8u);
+  for (const std::string& key : more.kernels) EXPECT_EQ(first.kernels.count(key), 0u) << key;
+}
+
 TEST_F(JointSearchTest, HalfMeasuredKernelsFromAKilledRunAreCompletedFirst) {
   const std::string log = (dir_ / "killed.jsonl").string();
   JointSearchOptions options;
