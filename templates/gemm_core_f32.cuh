@@ -327,6 +327,10 @@ __device__ __forceinline__ void mainloop(TileA& ta, TileB& tb, const KSlice& s, 
                                          int tid, int a_off, int b_off, float (&acc)[TM][TN]) {
   float* As = smem;
   float* Bs = smem + STAGES * BK * kLDA;
+  // Each pipeline's PRELOAD loop is written out beside the plain one rather than sharing its
+  // prologue and copy helpers with it: folding them together changed ptxas's register
+  // allocation of the plain loops, which were measured on GPUs as they are (a batch_matmul
+  // kernel at 254 registers began to spill).
 #if STAGES >= 3 && PRELOAD
   // Tile t+STAGES-1 is copied into tile t-1's buffer at the top of iteration t: every thread
   // read its last fragments of tile t-1 before the barrier that ended iteration t-1.
