@@ -16,7 +16,6 @@
 #include "nvrtc/stable_hash.h"
 #include "search/candidate_selection.h"
 #include "search/runoff.h"
-#include "space/op_computation.h"
 
 namespace dietcode {
 
@@ -65,53 +64,6 @@ OpSearch::OpSearch(const Workload& workload, const OpSpec& op, const SearchEnvir
 }
 
 OpSearch::~OpSearch() = default;
-
-void OpSearch::choose_listed_kernels() {
-  if (!options_.listed_kernels) return;
-  std::set<std::string> keys;
-  for (const ListedKernel& listed : *options_.listed_kernels) {
-    const MicroKernel& mk = listed.mk;
-    auto space = std::find_if(spaces_.begin(), spaces_.end(),
-                              [&](const SearchSpace& s) { return s.space().tmpl == mk.tmpl; });
-    std::string why;
-    if (space != spaces_.end() && space->is_valid(mk, &why)) {
-      if (keys.insert(mk.key()).second) listed_.push_back(mk);
-      continue;
-    }
-    if (space == spaces_.end()) {
-      // The list was read against every template there is; this op is offered fewer.
-      const TemplateSpace& t = template_space(mk.tmpl);
-      if (t.target != env_.target)
-        why = fmt::format("a {} template, and this run tunes for {}", to_string(t.target),
-                          to_string(env_.target));
-      else if (!t.supports(*op_))
-        why = fmt::format("{} does not compute {}", mk.tmpl, op_computation_text(*op_));
-      else
-        why = "its template is not offered on this machine (an ISA level above --arch?)";
-    }
-    listed_skipped_.push_back(
-        fmt::format("{}: {} ({}) skipped: {}", op_->name, listed.origin, mk.tmpl, why));
-  }
-}
-
-std::vector<MicroKernel> OpSearch::take_listed(int slots) {
-  std::vector<MicroKernel> out;
-  while (next_listed_ < listed_.size() && int(out.size()) < slots) {
-    const MicroKernel& mk = listed_[next_listed_++];
-    if (!tried_.count(mk.key())) out.push_back(mk);  // the log's are not timed again
-  }
-  return out;
-}
-
-int OpSearch::trials() const {
-  if (!times_listed_kernels()) return int(tried_.size());
-  return int(std::count_if(listed_.begin(), listed_.end(),
-                           [&](const MicroKernel& mk) { return tried_.count(mk.key()) > 0; }));
-}
-
-int OpSearch::trial_budget() const {
-  return times_listed_kernels() ? int(listed_.size()) : options_.budget.trials_per_op;
-}
 
 const LaunchPlan& OpSearch::plan_of(const MicroKernel& mk) {
   // Code generation reads the template on every call (~0.7 ms); the plan depends on the
@@ -451,22 +403,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
   const int slots = std::max(
       0, std::min({options_.kernels_per_round, trial_budget() - trials(), max_new_kernels}));
   if (times_listed_kernels() && slots > 0) {
-    // tune --kernels: the list's next kernels, in its order, a round's worth at a time, so
-    // that a time budget is checked between rounds as it is for a search. Each is timed on the
-    // instances a candidate of the search would be: all of them, or beyond
-    // max_instances_per_kernel a sample, half of it where the model predicts it gains most.
-    const std::vector<MicroKernel> listed = take_listed(slots);
-    std::vector<KernelCandidate> candidates;
-    for (const MicroKernel& mk : listed)
-      candidates.push_back(model_->candidate(mk, plan_of(mk), std::nullopt));
-    const std::vector<double> predicted =
-        candidates.empty() ? std::vector<double>() : model_->predict(candidates);
-    const size_t n = table_.size();
-    for (size_t c = 0; c < listed.size(); ++c) {
-      chosen.push_back(listed[c]);
-      chosen_predicted.emplace_back(predicted.begin() + c * n, predicted.begin() + (c + 1) * n);
-    }
-    report.selected = int(listed.size());
+    report.selected = choose_listed_round(slots, chosen, chosen_predicted);
   } else if (slots > 0) {
     std::vector<const SearchSpace*> spaces;
     for (const SearchSpace& s : spaces_) spaces.push_back(&s);

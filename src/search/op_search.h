@@ -265,6 +265,9 @@ class OpSearch {
   void choose_listed_kernels();
   // Up to `slots` listed kernels not tried yet, in the list's order.
   std::vector<MicroKernel> take_listed(int slots);
+  // A round of them into chosen (with the model's predictions); returns how many.
+  int choose_listed_round(int slots, std::vector<MicroKernel>& chosen,
+                          std::vector<std::vector<double>>& chosen_predicted);
   BinarySet binaries_;
   ImprovementTracker tracker_;
   StopReason stop_ = StopReason::kNone;
