@@ -34,6 +34,7 @@ struct InspectOptions {
   std::string path;
   bool json = false;
   std::vector<std::string> shapes;  // --shape VAR=VALUE
+  bool by_kernel = false;           // a log: every kernel against the best, not the best alone
   // The micro-kernel space view: the candidates a GPU allows for each op.
   bool space = false;
   size_t rows = 10;  // candidates listed per op in the text view
@@ -220,11 +221,16 @@ int inspect_space(const InspectOptions& options, const GlobalOptions& global) {
 
 int run_inspect(const InspectOptions& options, const GlobalOptions& global) {
   // Each kind of file gets its own view; the extension says which kind a path is.
+  const bool is_log = ends_with(options.path, ".jsonl") || ends_with(options.path, ".jsonl.gz");
+  if (options.by_kernel && !is_log)
+    throw UserError("inspect --by-kernel: only for a tuning log (.jsonl, .jsonl.gz), got " +
+                    options.path);
   if (ends_with(options.path, ".json"))
     return options.space ? inspect_space(options, global) : inspect_workload(options, global);
   if (ends_with(options.path, ".so")) return inspect_pack(options.path, options.json, options.shapes);
-  if (ends_with(options.path, ".jsonl") || ends_with(options.path, ".jsonl.gz"))
-    return inspect_log(options.path, options.json, options.shapes, global.quiet);
+  if (is_log && options.by_kernel)
+    return inspect_log_by_kernel(options.path, options.json, options.shapes, global.quiet);
+  if (is_log) return inspect_log(options.path, options.json, options.shapes, global.quiet);
   throw UserError(options.path +
                   ": not a workload (.json), a tuning log (.jsonl, .jsonl.gz) or a kernel pack "
                   "(.so)");
@@ -239,6 +245,9 @@ void register_inspect(CLI::App& app, GlobalOptions& global, Action& action) {
   add_global_flags(*cmd, global);
   cmd->add_option("PATH", options->path, "File to inspect (WORKLOAD.json, LOG.jsonl or libNAME.so)")->required();
   cmd->add_flag("--json", options->json, "Print as JSON");
+  cmd->add_flag("--by-kernel", options->by_kernel,
+                "For a log: every kernel against each instance's fastest (geometric mean), "
+                "not the best alone: reads off an A/B timed with tune --kernels");
   cmd->add_option("--shape", options->shapes,
                   "Only instances with this value of a shape variable, e.g. T=37 (repeatable)")
       ->allow_extra_args(false);
@@ -257,7 +266,8 @@ void register_inspect(CLI::App& app, GlobalOptions& global, Action& action) {
       "  dietcode inspect configs/workloads/resnet50_nhwc.json --shape N=8 --json\n"
       "  dietcode inspect configs/workloads/bert_base_dense.json --space --gpu h100\n"
       "  dietcode inspect libbert_dense.so --shape T=37\n"
-      "  dietcode inspect bert_dense.jsonl --shape T=128\n");
+      "  dietcode inspect bert_dense.jsonl --shape T=128\n"
+      "  dietcode inspect ab.jsonl --by-kernel             (after tune --kernels ab.json)\n");
   cmd->callback([&action, &global, options] {
     action = [&global, options] { return run_inspect(*options, global); };
   });

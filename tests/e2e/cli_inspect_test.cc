@@ -2,6 +2,8 @@
 // filters and their errors, and the dispatch on the kind of file.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "e2e/cli_util.h"
@@ -239,6 +241,47 @@ TEST(CliInspectLog, BestKernelPerInstanceAndDamagedLinesSkipped) {
   ASSERT_EQ(one.exit_code, 0) << one.summary();
   EXPECT_NE(one.out.find("  T=2          6  dense_f32:BM=32\n"), std::string::npos) << one.out;
   EXPECT_EQ(one.out.find("T=1 "), std::string::npos) << one.out;
+}
+
+TEST(CliInspectLog, ByKernelComparesEveryKernelWithEachInstancesFastest) {
+  TempDir dir;
+  // BM=64 is 2x faster on T=1 and as fast on T=2; BM=32 was timed on T=1 only; a runoff record
+  // (only finalists are timed) and a failed one are left out.
+  std::string runoff = record("qkv", 16, 1, 0.5);
+  runoff.insert(runoff.rfind('}'), R"(, "runoff": 1)");
+  std::string failed = record("qkv", 16, 2, 0.5);
+  failed.replace(failed.find(R"("status": "ok")"), 14, R"("status": "wrong_result")");
+  std::string log =
+      dir.write("ab.jsonl", record("qkv", 64, 1, 4.0) + record("qkv", 128, 1, 8.0) +
+                                record("qkv", 64, 2, 3.0) + record("qkv", 128, 2, 3.0) +
+                                record("qkv", 128, 2, 9.0) + record("qkv", 32, 1, 5.0) + runoff +
+                                failed);
+  CommandResult r = run_cli({"inspect", log, "--by-kernel", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.summary();
+  auto ops = nlohmann::json::parse(r.out);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0]["instances"], 2);
+  const auto& k = ops[0]["kernels"];
+  ASSERT_EQ(k.size(), 3u);
+  EXPECT_EQ(k[0]["kernel"], "dense_f32:BM=64");
+  EXPECT_DOUBLE_EQ(k[0]["geomean_vs_best"].get<double>(), 1.0);
+  EXPECT_EQ(k[0]["best_on"], 2);
+  EXPECT_EQ(k[1]["kernel"], "dense_f32:BM=32");  // 1.25x on its one instance
+  EXPECT_DOUBLE_EQ(k[1]["geomean_vs_best"].get<double>(), 1.25);
+  EXPECT_EQ(k[1]["instances"], 1);
+  EXPECT_EQ(k[2]["kernel"], "dense_f32:BM=128");  // 2x and 1x (its best record on T=2)
+  EXPECT_NEAR(k[2]["geomean_vs_best"].get<double>(), std::sqrt(2.0), 1e-9);
+  EXPECT_EQ(k[2]["best_on"], 1);
+  EXPECT_DOUBLE_EQ(k[2]["mean_latency_us"].get<double>(), 5.5);
+
+  CommandResult text = run_cli({"inspect", log, "--by-kernel", "--shape", "T=2"});
+  ASSERT_EQ(text.exit_code, 0) << text.summary();
+  EXPECT_NE(text.out.find("qkv: 2 kernels on 1 instances"), std::string::npos) << text.out;
+
+  CommandResult wrong = run_cli({"inspect", config("bert_base_dense.json"), "--by-kernel"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_EQ(wrong.err, "inspect --by-kernel: only for a tuning log (.jsonl, .jsonl.gz), got " +
+                           config("bert_base_dense.json") + "\n");
 }
 
 TEST(CliInspectLog, MissingLogIsExitOne) {
