@@ -16,6 +16,7 @@
 
 #include "cli/app.h"
 #include "cli/inspect_log.h"
+#include "search/tuning_log.h"
 #include "cli/inspect_pack.h"
 #include "cli/table.h"
 #include "common/error.h"
@@ -221,7 +222,7 @@ int inspect_space(const InspectOptions& options, const GlobalOptions& global) {
 
 int run_inspect(const InspectOptions& options, const GlobalOptions& global) {
   // Each kind of file gets its own view; the extension says which kind a path is.
-  const bool is_log = ends_with(options.path, ".jsonl") || ends_with(options.path, ".jsonl.gz");
+  const bool is_log = is_tuning_log_path(options.path);
   if (options.by_kernel && !is_log)
     throw UserError("inspect --by-kernel: only for a tuning log (.jsonl, .jsonl.gz), got " +
                     options.path);

@@ -22,13 +22,6 @@ constexpr size_t kMaxKernelListBytes = 16u << 20;
 
 const char* const kKernelShape = "{\"template\": NAME, \"params\": {TUNABLE: INTEGER, ...}}";
 
-bool is_log_name(const std::string& path) {
-  auto ends_with = [&](const std::string& suffix) {
-    return path.size() >= suffix.size() &&
-           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".jsonl") || ends_with(".jsonl.gz");
-}
 
 const TemplateSpace* find_template(const std::string& name) {
   for (const TemplateSpace* space : all_template_spaces())
@@ -120,7 +113,7 @@ KernelList parse_kernel_list(const std::string& text, const std::string& source)
 }
 
 KernelList read_kernel_list(const std::string& path) {
-  if (is_log_name(path)) return read_log_form(path);
+  if (is_tuning_log_path(path)) return read_log_form(path);
   return parse_kernel_list(read_text_file(path, kMaxKernelListBytes), path);
 }
 

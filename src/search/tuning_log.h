@@ -124,6 +124,10 @@ struct TuningLog {
   std::vector<int> record_lines;
 };
 
+// Whether a path names a tuning log (".jsonl", or ".jsonl.gz" compressed): the name, not the
+// content, decides, wherever a command takes a log or another kind of file.
+bool is_tuning_log_path(const std::string& path);
+
 // Reads every record. A line that is not valid JSON or not a valid record is skipped and
 // reported in `warnings` as "PATH:LINE: skipped: REASON" (LINE counts from 1); blank lines are
 // ignored. A missing file throws UserError("PATH: no such tuning log") when must_exist, and

@@ -155,4 +155,12 @@ TuningLog read_tuning_log(const std::string& path, std::vector<std::string>& war
   return parse_tuning_log(read_file_maybe_gzip(path), path, warnings);
 }
 
+bool is_tuning_log_path(const std::string& path) {
+  auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".jsonl") || ends_with(".jsonl.gz");
+}
+
 }  // namespace dietcode
