@@ -7,6 +7,10 @@
 // * Warp specialization: warpgroup 0 (128 threads) is the producer, warpgroups 1..WG_M the
 //   consumers. A block computes a BM x BN tile of Y, BM = 64 * WG_M: consumer c owns rows
 //   64c .. 64c + 63 and computes them with wgmma.mma_async.m64nBNk16, accumulators in registers.
+// * Tile sizes are the shape's to choose: BN is any multiple of 8 up to 256 and WG_M any of
+//   1..4, so the tuner can pick, per shape, a grid that fills the SMs (Llama-7B's 11008 columns
+//   in 126 blocks of 88 for one M tile, or 66 x 2 blocks of 168 for two) instead of leaving a
+//   third of them idle with a power-of-two tile.
 // * The K loop runs over 64-deep tiles through a ring of STAGES shared-memory stages, each
 //   holding BM rows of X and BN rows of W as 128-byte rows with the 128-byte swizzle, which is
 //   the layout wgmma's shared-memory descriptors read (dietcode_wgmma.h).
@@ -40,13 +44,13 @@
 // ---- Tunables (each has a default so the file compiles on its own) ------------------------
 // DTYPE, EPILOGUE and SPLITK, which both tensor-core templates take, are in dietcode_tc.h.
 #ifndef WG_M
-#define WG_M 2  // consumer warpgroups, 64 rows each
+#define WG_M 2  // consumer warpgroups, 64 rows each: 1..4
 #endif
 #ifndef WGM
 #define WGM 64  // rows per consumer warpgroup: fixed by wgmma's m64
 #endif
 #ifndef BN
-#define BN 128  // wgmma's n: 64, 128 or 256
+#define BN 128  // wgmma's n: a multiple of 8 up to 256
 #endif
 #ifndef BK
 #define BK 64  // fixed: one 128-byte swizzled row
@@ -58,14 +62,14 @@
 #define PRODUCER 0  // 0: cp.async from the producer warpgroup; 1: TMA tensor copies
 #endif
 
-#if WG_M != 1 && WG_M != 2
-#error "WG_M must be 1 or 2"
+#if WG_M < 1 || WG_M > 4
+#error "WG_M must be in 1..4"
 #endif
 #if WGM != 64
 #error "WGM must be 64 (wgmma m64)"
 #endif
-#if BN != 64 && BN != 128 && BN != 256
-#error "BN must be 64, 128 or 256"
+#if BN < 8 || BN > 256 || BN % 8 != 0
+#error "BN must be a multiple of 8 in 8..256 (wgmma's n)"
 #endif
 #if BK != 64
 #error "BK must be 64 (one 128-byte swizzled row)"
@@ -112,13 +116,13 @@ __device__ __forceinline__ unsigned swizzled(int row, int chunk) {
 
 // The producer's copy of one ROWS x 64 tile (rows of a K-contiguous operand, pitch ld = K,
 // starting at src) into the stage at shared address dst / generic pointer dst_ptr. Thread t of
-// the producer warpgroup copies chunk t % 8 of rows t / 8, t / 8 + 16, ...
+// the producer warpgroup copies chunk t % 8 of rows t / 8, t / 8 + 16, ... below ROWS.
 template <int ROWS>
 __device__ __forceinline__ void produce_tile(unsigned dst, unsigned char* dst_ptr,
                                              const elem_t* __restrict__ src, int rows_left, int ld,
                                              int k0, int k_end, bool k_aligned, int ptid) {
   constexpr int kRowStep = 128 / 8;
-  static_assert(ROWS % kRowStep == 0, "tile rows must be a multiple of 16");
+  static_assert(ROWS % 8 == 0, "tile rows must be whole 8-row swizzle groups");
   const int r0 = ptid >> 3, chunk = ptid & 7;
   const int gk = k0 + chunk * 8;
   const long long step = (long long)kRowStep * ld;

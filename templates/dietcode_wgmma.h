@@ -196,98 +196,101 @@ __device__ __forceinline__ unsigned long long sw128_descriptor(unsigned addr) {
 // Both operands K-major (transpose flags 0), scale 1. Accumulator layout in a warpgroup: warp w
 // holds rows 16w .. 16w + 15; in it lane l holds, for each n8 block i, d[4i], d[4i+1] at
 // (row 16w + l/4, columns 8i + 2(l%4), + 1) and d[4i+2], d[4i+3] eight rows below.
-// The operand lists below are mechanical: %0 .. %(N/2 - 1) are the accumulators.
+// Every n the instruction has for 16-bit inputs (8 .. 256 in steps of 8) is defined, so a
+// block tile can be as wide as fills the GPU's SMs best for a shape (BN in dense_wgmma.cu).
+// The operand lists are mechanical, one n8 block (four accumulators) per step: the two
+// descriptors come first ("+l" on the copies passed in, which wgmma leaves unchanged), so
+// accumulator j is operand %(j + 2) whatever n is, and DC_WG_L<b> / DC_WG_P<b> list the first
+// b blocks' operand numbers and bindings.
 template <int N>
 struct Wgmma;
 
 #if !defined(DIETCODE_HOST_EMULATION)
-template <>
-struct Wgmma<64> {
-  static __device__ __forceinline__ void mma(float (&d)[32], unsigned long long a,
-                                             unsigned long long b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32." DC_WGMMA_TYPE "." DC_WGMMA_TYPE
-        " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
-        "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-        : "l"(a), "l"(b));
-  }
-};
+#define DC_WG_O(i) "+f"(d[4 * (i)]), "+f"(d[4 * (i) + 1]), "+f"(d[4 * (i) + 2]), "+f"(d[4 * (i) + 3])
+#define DC_WG_L1 "%2, %3, %4, %5"
+#define DC_WG_L2 DC_WG_L1 ", %6, %7, %8, %9"
+#define DC_WG_L3 DC_WG_L2 ", %10, %11, %12, %13"
+#define DC_WG_L4 DC_WG_L3 ", %14, %15, %16, %17"
+#define DC_WG_L5 DC_WG_L4 ", %18, %19, %20, %21"
+#define DC_WG_L6 DC_WG_L5 ", %22, %23, %24, %25"
+#define DC_WG_L7 DC_WG_L6 ", %26, %27, %28, %29"
+#define DC_WG_L8 DC_WG_L7 ", %30, %31, %32, %33"
+#define DC_WG_L9 DC_WG_L8 ", %34, %35, %36, %37"
+#define DC_WG_L10 DC_WG_L9 ", %38, %39, %40, %41"
+#define DC_WG_L11 DC_WG_L10 ", %42, %43, %44, %45"
+#define DC_WG_L12 DC_WG_L11 ", %46, %47, %48, %49"
+#define DC_WG_L13 DC_WG_L12 ", %50, %51, %52, %53"
+#define DC_WG_L14 DC_WG_L13 ", %54, %55, %56, %57"
+#define DC_WG_L15 DC_WG_L14 ", %58, %59, %60, %61"
+#define DC_WG_L16 DC_WG_L15 ", %62, %63, %64, %65"
+#define DC_WG_L17 DC_WG_L16 ", %66, %67, %68, %69"
+#define DC_WG_L18 DC_WG_L17 ", %70, %71, %72, %73"
+#define DC_WG_L19 DC_WG_L18 ", %74, %75, %76, %77"
+#define DC_WG_L20 DC_WG_L19 ", %78, %79, %80, %81"
+#define DC_WG_L21 DC_WG_L20 ", %82, %83, %84, %85"
+#define DC_WG_L22 DC_WG_L21 ", %86, %87, %88, %89"
+#define DC_WG_L23 DC_WG_L22 ", %90, %91, %92, %93"
+#define DC_WG_L24 DC_WG_L23 ", %94, %95, %96, %97"
+#define DC_WG_L25 DC_WG_L24 ", %98, %99, %100, %101"
+#define DC_WG_L26 DC_WG_L25 ", %102, %103, %104, %105"
+#define DC_WG_L27 DC_WG_L26 ", %106, %107, %108, %109"
+#define DC_WG_L28 DC_WG_L27 ", %110, %111, %112, %113"
+#define DC_WG_L29 DC_WG_L28 ", %114, %115, %116, %117"
+#define DC_WG_L30 DC_WG_L29 ", %118, %119, %120, %121"
+#define DC_WG_L31 DC_WG_L30 ", %122, %123, %124, %125"
+#define DC_WG_L32 DC_WG_L31 ", %126, %127, %128, %129"
+#define DC_WG_P1 DC_WG_O(0)
+#define DC_WG_P2 DC_WG_P1, DC_WG_O(1)
+#define DC_WG_P3 DC_WG_P2, DC_WG_O(2)
+#define DC_WG_P4 DC_WG_P3, DC_WG_O(3)
+#define DC_WG_P5 DC_WG_P4, DC_WG_O(4)
+#define DC_WG_P6 DC_WG_P5, DC_WG_O(5)
+#define DC_WG_P7 DC_WG_P6, DC_WG_O(6)
+#define DC_WG_P8 DC_WG_P7, DC_WG_O(7)
+#define DC_WG_P9 DC_WG_P8, DC_WG_O(8)
+#define DC_WG_P10 DC_WG_P9, DC_WG_O(9)
+#define DC_WG_P11 DC_WG_P10, DC_WG_O(10)
+#define DC_WG_P12 DC_WG_P11, DC_WG_O(11)
+#define DC_WG_P13 DC_WG_P12, DC_WG_O(12)
+#define DC_WG_P14 DC_WG_P13, DC_WG_O(13)
+#define DC_WG_P15 DC_WG_P14, DC_WG_O(14)
+#define DC_WG_P16 DC_WG_P15, DC_WG_O(15)
+#define DC_WG_P17 DC_WG_P16, DC_WG_O(16)
+#define DC_WG_P18 DC_WG_P17, DC_WG_O(17)
+#define DC_WG_P19 DC_WG_P18, DC_WG_O(18)
+#define DC_WG_P20 DC_WG_P19, DC_WG_O(19)
+#define DC_WG_P21 DC_WG_P20, DC_WG_O(20)
+#define DC_WG_P22 DC_WG_P21, DC_WG_O(21)
+#define DC_WG_P23 DC_WG_P22, DC_WG_O(22)
+#define DC_WG_P24 DC_WG_P23, DC_WG_O(23)
+#define DC_WG_P25 DC_WG_P24, DC_WG_O(24)
+#define DC_WG_P26 DC_WG_P25, DC_WG_O(25)
+#define DC_WG_P27 DC_WG_P26, DC_WG_O(26)
+#define DC_WG_P28 DC_WG_P27, DC_WG_O(27)
+#define DC_WG_P29 DC_WG_P28, DC_WG_O(28)
+#define DC_WG_P30 DC_WG_P29, DC_WG_O(29)
+#define DC_WG_P31 DC_WG_P30, DC_WG_O(30)
+#define DC_WG_P32 DC_WG_P31, DC_WG_O(31)
 
-template <>
-struct Wgmma<128> {
-  static __device__ __forceinline__ void mma(float (&d)[64], unsigned long long a,
-                                             unsigned long long b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32." DC_WGMMA_TYPE "." DC_WGMMA_TYPE
-        " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
-        "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "
-        "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "
-        "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-        "}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-          "+f"(d[63])
-        : "l"(a), "l"(b));
-  }
-};
-
-template <>
-struct Wgmma<256> {
-  static __device__ __forceinline__ void mma(float (&d)[128], unsigned long long a,
-                                             unsigned long long b) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32." DC_WGMMA_TYPE "." DC_WGMMA_TYPE
-        " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, "
-        "%18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, "
-        "%34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "
-        "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, "
-        "%66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, "
-        "%82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, "
-        "%98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "
-        "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, "
-        "%124, %125, %126, %127"
-        "}, %128, %129, p, 1, 1, 0, 0;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]),
-          "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]),
-          "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]),
-          "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-          "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]),
-          "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]),
-          "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),
-          "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]),
-          "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]),
-          "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]),
-          "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-          "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]),
-          "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]),
-          "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]),
-          "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-          "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]),
-          "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-        : "l"(a), "l"(b));
-  }
-};
+#define DC_WGMMA_SHAPE(N, BLOCKS)                                                               \
+  template <>                                                                                  \
+  struct Wgmma<N> {                                                                            \
+    static __device__ __forceinline__ void mma(float (&d)[(N) / 2], unsigned long long a,      \
+                                               unsigned long long b) {                         \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                 \
+                   "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." DC_WGMMA_TYPE             \
+                   "." DC_WGMMA_TYPE " {" DC_WG_L##BLOCKS "}, %0, %1, p, 1, 1, 0, 0;\n}\n"   \
+                   : "+l"(a), "+l"(b), DC_WG_P##BLOCKS);                                       \
+    }                                                                                          \
+  };
+DC_WGMMA_SHAPE(8, 1) DC_WGMMA_SHAPE(16, 2) DC_WGMMA_SHAPE(24, 3) DC_WGMMA_SHAPE(32, 4)
+DC_WGMMA_SHAPE(40, 5) DC_WGMMA_SHAPE(48, 6) DC_WGMMA_SHAPE(56, 7) DC_WGMMA_SHAPE(64, 8)
+DC_WGMMA_SHAPE(72, 9) DC_WGMMA_SHAPE(80, 10) DC_WGMMA_SHAPE(88, 11) DC_WGMMA_SHAPE(96, 12)
+DC_WGMMA_SHAPE(104, 13) DC_WGMMA_SHAPE(112, 14) DC_WGMMA_SHAPE(120, 15) DC_WGMMA_SHAPE(128, 16)
+DC_WGMMA_SHAPE(136, 17) DC_WGMMA_SHAPE(144, 18) DC_WGMMA_SHAPE(152, 19) DC_WGMMA_SHAPE(160, 20)
+DC_WGMMA_SHAPE(168, 21) DC_WGMMA_SHAPE(176, 22) DC_WGMMA_SHAPE(184, 23) DC_WGMMA_SHAPE(192, 24)
+DC_WGMMA_SHAPE(200, 25) DC_WGMMA_SHAPE(208, 26) DC_WGMMA_SHAPE(216, 27) DC_WGMMA_SHAPE(224, 28)
+DC_WGMMA_SHAPE(232, 29) DC_WGMMA_SHAPE(240, 30) DC_WGMMA_SHAPE(248, 31) DC_WGMMA_SHAPE(256, 32)
 #endif  // !DIETCODE_HOST_EMULATION
 
 }  // namespace dc

@@ -6,9 +6,14 @@
 // features see them. PRODUCER picks how stages are filled: 0, the producer warpgroup's cp.async
 // (any K); 1, TMA tensor copies issued by one thread (K a static multiple of 8, because a tensor
 // map's row pitch must be a multiple of 16 bytes and the kernel serves every K of the range).
+// BN takes every multiple of 8 from 64 to 256 and WG_M 1..4 because wave quantization, not the
+// MMA, decides these kernels at many shapes: Llama-7B's gate (N = 11008) in power-of-two tiles
+// gives 86 or 172 blocks on 132 SMs at M = 129..256, a third of the GPU idle for the whole run,
+// where 2 x 66 blocks of 168 columns fill it. The cost model's wave term ranks them.
 // Constraints mirror the #error lines of templates/dense_wgmma.cu.
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "space/dense_tc_space.h"
 #include "space/tensor_core_space_rules.h"
@@ -29,13 +34,20 @@ DenseWgmmaGeometry DenseWgmmaGeometry::of(const MicroKernel& mk) {
 
 namespace {
 
+// 64, 72, ..., 256: narrower tiles re-read A from shared memory for too few MMAs.
+std::vector<int> block_widths() {
+  std::vector<int> widths;
+  for (int bn = 64; bn <= 256; bn += 8) widths.push_back(bn);
+  return widths;
+}
+
 TemplateSpace make_space() {
   TemplateSpace s;
   s.tmpl = "dense_wgmma";
   s.tunables = {
-      {"WG_M", {1, 2}, 2, "consumer warpgroups along M (64 rows each)"},
+      {"WG_M", {1, 2, 3, 4}, 2, "consumer warpgroups along M (64 rows each)"},
       {"WGM", {64}, 64, "rows per consumer warpgroup (wgmma's m; fixed)"},
-      {"BN", {64, 128, 256}, 128, "columns of the block tile (wgmma's n)"},
+      {"BN", block_widths(), 128, "columns of the block tile (wgmma's n, a multiple of 8)"},
       {"BK", {64}, 64, "depth of a K tile: one 128-byte swizzled row (fixed)"},
       {"STAGES", {2, 3, 4, 5, 6}, 4, "shared-memory stages in the producer/consumer ring"},
       split_k_tunable(),

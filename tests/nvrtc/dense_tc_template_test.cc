@@ -2,9 +2,9 @@
 // dense_tc (mma.sync) for sm_80 and sm_90 — defaults, smallest and largest tiles, each
 // pipeline depth with each BK, odd n8 counts, split-K with its reduction, every epilogue, f16
 // and bf16, static and dynamic N/K, a K that is not a multiple of 8, an odd N, MIN_BLOCKS, and
-// Llama-7B MLP layers — and dense_wgmma for sm_90a over every (WG_M, BN) pair and pipeline
-// depth, with the cp.async producer and with the TMA one; and the 16-bit reference kernel for every
-// arch. Kernels go through generate_kernel, so the plans' compile-time checks run too. The
+// Llama-7B MLP layers — and dense_wgmma for sm_90a over power-of-two and other tile widths, one
+// to four consumer warpgroups and every pipeline depth, with the cp.async producer and with the
+// TMA one; and the 16-bit reference kernel for every arch. Kernels go through generate_kernel, so the plans' compile-time checks run too. The
 // templates refuse archs they cannot serve with a clear #error. Prints registers and compile time
 // per kernel and arch.
 #include <gtest/gtest.h>
@@ -165,6 +165,27 @@ TEST(DenseWgmmaTemplate, EveryWarpgroupShapeAndStage) {
   for (int stages : {2, 3, 5, 6})
     cases.push_back({"WG_M=1 BN=128 STAGES=" + std::to_string(stages), "dense_wgmma",
                      wg_params(1, 128, stages)});
+  compile_cases(cases);
+}
+
+// Widths that are not powers of two (the ones that fit Llama-7B's 11008 columns to 132 SMs) and
+// three and four consumer warpgroups at the widest tile the space's register estimate lets each
+// have: 512 threads get 128 registers, 640 get 96.
+TEST(DenseWgmmaTemplate, TileWidthsOfEveryN8AndUpToFourConsumers) {
+  std::vector<Case> cases = {
+      {"WG_M=1 BN=88", "dense_wgmma", wg_params(1, 88, 6), 11008, 4096},
+      {"WG_M=2 BN=168", "dense_wgmma", wg_params(2, 168, 4), 11008, 4096},
+      {"WG_M=2 BN=72 static odd N", "dense_wgmma", wg_params(2, 72, 4), 1001, 771},
+      {"WG_M=3 BN=176", "dense_wgmma", wg_params(3, 176, 3), 11008, 4096},
+      {"WG_M=3 BN=88 SPLITK=2", "dense_wgmma", wg_params(3, 88, 4, 2), 4096, 11008},
+      {"WG_M=4 BN=112", "dense_wgmma", wg_params(4, 112, 3), 11008, 4096},
+      {"WG_M=4 BN=64 dynamic N,K", "dense_wgmma", wg_params(4, 64, 4), 0, 0, DType::kBFloat16,
+       Epilogue::kBiasGelu},
+      {"TMA WG_M=1 BN=88", "dense_wgmma", tma(1, 88, 6), 11008, 4096},
+      {"TMA WG_M=2 BN=168", "dense_wgmma", tma(2, 168, 4), 11008, 4096},
+      {"TMA WG_M=3 BN=176", "dense_wgmma", tma(3, 176, 3), 11008, 4096},
+      {"TMA WG_M=4 BN=112 SPLITK=3", "dense_wgmma", tma(4, 112, 3, 3), 4096, 11008},
+  };
   compile_cases(cases);
 }
 

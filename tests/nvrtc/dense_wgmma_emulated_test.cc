@@ -1,7 +1,7 @@
 // The dense_wgmma template's own code run on the CPU through a TEST DOUBLE of the device
 // dialect, of mbarriers and of wgmma with its shared-memory descriptors (tc_emulation.h): the
 // producer / consumer pipeline protocol over many rounds of the stage ring and across the M
-// tiles of a block, one and two consumer warpgroups, every wgmma n the template has, split-K,
+// tiles of a block, one to four consumer warpgroups, power-of-two and other wgmma n, split-K,
 // the scalar load path for a K that is not a multiple of 8, static and dynamic dimensions, odd
 // N, every epilogue and batches of GEMMs with strides (batch_matmul, both producers), against the
 // double-precision reference rounded to the element type; and the TMA producer (PRODUCER 1)
@@ -125,6 +125,70 @@ namespace t3 {
 #include "../../templates/dense_wgmma.cu"
 }
 #include "nvrtc/tc_emulation_undef.h"
+// Configuration 8: three consumers, n88 (not a power of two, nor a multiple of 16 rows per
+// producer pass), 3 stages, bf16, bias, runtime dims.
+#define DTYPE 2
+#define WG_M 3
+#define BN 88
+#define STAGES 3
+#define SPLITK 1
+#define EPILOGUE 1
+#define dietcode_dense_wgmma w5_main
+#define dietcode_dense_wgmma_reduce w5_reduce
+namespace w5 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 9: four consumers, n72, 2 stages, f16, split-K 2, gelu, static K = 100 (the
+// scalar load path).
+#define DTYPE 1
+#define WG_M 4
+#define BN 72
+#define STAGES 2
+#define SPLITK 2
+#define EPILOGUE 4
+#define STATIC_K 100
+#define dietcode_dense_wgmma w6_main
+#define dietcode_dense_wgmma_reduce w6_reduce
+namespace w6 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 10: the TMA producer, two consumers, n168, 4 stages, bf16, bias + gelu, static
+// N = 337 (two blocks, the second mostly past N) and K = 200.
+#define DTYPE 2
+#define WG_M 2
+#define BN 168
+#define STAGES 4
+#define SPLITK 1
+#define EPILOGUE 5
+#define STATIC_N 337
+#define STATIC_K 200
+#define PRODUCER 1
+#define dietcode_dense_wgmma t4_main
+#define dietcode_dense_wgmma_reduce t4_reduce
+namespace t4 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 11: the TMA producer, four consumers, n104, 3 stages, f16, split-K 3, relu,
+// runtime dims.
+#define DTYPE 1
+#define WG_M 4
+#define BN 104
+#define STAGES 3
+#define SPLITK 3
+#define EPILOGUE 2
+#define PRODUCER 1
+#define dietcode_dense_wgmma t5_main
+#define dietcode_dense_wgmma_reduce t5_reduce
+namespace t5 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
 // clang-format on
 
 #include "nvrtc/tc_emulated_case.h"
@@ -170,6 +234,25 @@ TEST(DenseWgmmaEmulated, SixStagesStaticKNotAMultipleOf8SplitK2) {
   EXPECT_EQ(k.bm, 64);
   EXPECT_EQ(k.bn, 128);
   for (int64_t M : {1, 64, 65}) run_case(k, M, 130, 100);
+}
+
+TEST(DenseWgmmaEmulated, ThreeConsumersN88) {
+  const auto k = EMU_KERNEL(w5, DType::kBFloat16, Epilogue::kBias);
+  EXPECT_EQ(k.bm, 192);
+  EXPECT_EQ(k.bn, 88);
+  EXPECT_EQ(k.threads, 512);
+  EXPECT_EQ(k.smem_bytes, 3 * (192 + 88) * 128 + 2048);
+  run_case(k, 1, 88, 64);
+  run_case(k, 193, 177, 456);   // a second M tile of one row; N one past two tiles
+  run_case(k, 400, 89, 200, 1);  // one block row walks 3 M tiles; the ring carries over
+}
+
+TEST(DenseWgmmaEmulated, FourConsumersN72SplitK2StaticKNotAMultipleOf8) {
+  const auto k = EMU_KERNEL(w6, DType::kFloat16, Epilogue::kGelu);
+  EXPECT_EQ(k.bm, 256);
+  EXPECT_EQ(k.bn, 72);
+  EXPECT_EQ(k.threads, 640);
+  for (int64_t M : {1, 255, 257}) run_case(k, M, 145, 100);
 }
 
 TEST(DenseWgmmaEmulatedTma, OneConsumerN64TwoStagesManyRounds) {
@@ -236,6 +319,21 @@ TEST(DenseWgmmaEmulatedBatch, TmaSplitK2BatchOfTwo) {
   const auto k = EMU_TMA_KERNEL(t3, DType::kBFloat16, Epilogue::kRelu);
   run_shape(k, EmuShape{2, 130, 129, 200, 8});
   run_shape(k, EmuShape{3, 17, 33, 72, 0});
+}
+
+TEST(DenseWgmmaEmulatedTma, TwoConsumersN168StaticOddN) {
+  const auto k = EMU_TMA_KERNEL(t4, DType::kBFloat16, Epilogue::kBiasGelu);
+  EXPECT_EQ(k.bm, 128);
+  EXPECT_EQ(k.bn, 168);
+  for (int64_t M : {1, 128, 129}) run_case(k, M, 337, 200);
+}
+
+TEST(DenseWgmmaEmulatedTma, FourConsumersN104SplitK3RuntimeDims) {
+  const auto k = EMU_TMA_KERNEL(t5, DType::kFloat16, Epilogue::kRelu);
+  EXPECT_EQ(k.bm, 256);
+  EXPECT_EQ(k.bn, 104);
+  EXPECT_EQ(k.split_k, 3);
+  for (int64_t K : {8, 200, 1000}) run_case(k, 257, 105, K);
 }
 
 }  // namespace

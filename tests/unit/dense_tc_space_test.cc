@@ -258,6 +258,35 @@ TEST_F(TensorCoreSpaces, WgmmaLimits) {
   EXPECT_GT(all.candidates.size(), 50u);
 }
 
+// Every width wgmma has from 64 to 256 in steps of 8, so a tile can fit a shape's grid to the
+// SMs, and up to four consumers, each held to its share of the registers.
+TEST_F(TensorCoreSpaces, WgmmaTileWidthsAndConsumers) {
+  const OpSpec gate = dense_op(11008, 4096, DType::kBFloat16);
+  const SpaceContext llama{h100, gate, GemmShape{1, 256, 11008, 4096}};
+  const auto all = SearchSpace(wg, llama).enumerate();
+  ASSERT_TRUE(all.complete);
+  std::set<int> widths, consumers;
+  for (const MicroKernel& m : all.candidates) {
+    widths.insert(m.get("BN"));
+    consumers.insert(m.get("WG_M"));
+  }
+  std::set<int> every_n8;
+  for (int bn = 64; bn <= 256; bn += 8) every_n8.insert(bn);
+  EXPECT_EQ(widths, every_n8);
+  EXPECT_EQ(consumers, (std::set<int>{1, 2, 3, 4}));
+  const std::string rule = "register estimate";
+  // 512 threads get 128 registers each: n176 (88 accumulators) fits, n184 does not.
+  EXPECT_FALSE(rejected_by(wg, with(wg, {{"WG_M", 3}, {"BN", 176}, {"STAGES", 3}}), llama, rule));
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"WG_M", 3}, {"BN", 184}, {"STAGES", 3}}), llama, rule));
+  // 640 threads get 96: n112 fits, n120 does not.
+  EXPECT_FALSE(rejected_by(wg, with(wg, {{"WG_M", 4}, {"BN", 112}, {"STAGES", 3}}), llama, rule));
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"WG_M", 4}, {"BN", 120}, {"STAGES", 3}}), llama, rule));
+  // Three and four consumers (BM = 192, 256) only where M goes past 1.1 x 128.
+  const SpaceContext short_m{h100, gate, GemmShape{1, 116, 11008, 4096}};
+  EXPECT_FALSE(rejected_by(wg, with(wg, {{"WG_M", 2}}), short_m, "BM <="));
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"WG_M", 3}}), short_m, "BM <="));
+}
+
 TEST_F(TensorCoreSpaces, WgmmaTmaProducerOnlyForAStaticKMultipleOf8) {
   const std::string rule = "PRODUCER == 0 or K is static";
   EXPECT_EQ(wg.defaults().get("PRODUCER"), 0);  // logs without the tunable keep cp.async
