@@ -94,6 +94,11 @@ std::vector<Sample> samples() {
     s.push_back({"wgmma tma 64x64 2 stages splitk4", "dense_wgmma", wg(1, 64, 2, 4, 1)});
     s.push_back({"wgmma tma 128x256 4 stages", "dense_wgmma", wg(2, 256, 4, 1, 1)});
     s.push_back({"wgmma tma 64x128 6 stages splitk2", "dense_wgmma", wg(1, 128, 6, 2, 1)});
+    // Widths that are not powers of two, three and four consumers (samples 15..18).
+    s.push_back({"wgmma cp.async 192x88 5 stages", "dense_wgmma", wg(3, 88, 5, 1)});
+    s.push_back({"wgmma tma 128x168 5 stages", "dense_wgmma", wg(2, 168, 5, 1, 1)});
+    s.push_back({"wgmma tma 256x112 4 stages splitk3", "dense_wgmma", wg(4, 112, 4, 3, 1)});
+    s.push_back({"wgmma cp.async 256x72 3 stages splitk2", "dense_wgmma", wg(4, 72, 3, 2)});
   }
   return s;
 }
