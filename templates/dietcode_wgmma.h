@@ -168,7 +168,9 @@ __device__ __forceinline__ void wgmma_commit() {
 
 template <int kPending>
 __device__ __forceinline__ void wgmma_wait() {
-#if !defined(DIETCODE_HOST_EMULATION)
+#if defined(DIETCODE_HOST_EMULATION)
+  dc_emu_wgmma_wait();
+#else
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 #endif
 }
