@@ -27,8 +27,10 @@
 #     --skip-tests          no ctest -L gpu
 #     --skip-tune           reuse configs/tuned/<gpu>/<workload>.jsonl (or .jsonl.gz) as it is
 #     --prebuilt DIR        run DIR/dietcode, made by scripts/bundle-binaries.sh on a build host,
-#                           instead of building here: no build stage and no GPU tests (they
-#                           need a build); for short reservations and hosts without a compiler
+#                           instead of building here: no build stage, and GPU tests only when the
+#                           bundle has them (--with-tests: the kernel families; the measurer's and
+#                           bench's need a build); for short reservations and hosts without a
+#                           compiler
 #
 # For hosts without a package registry it builds against the offline bundle when one was
 # copied here (.bundle/env.sh; see scripts/bundle-deps.sh and docs/offline-gpu-hosts.md).
@@ -101,7 +103,7 @@ if [[ -n $prebuilt ]]; then
   prebuilt=$(cd "$prebuilt" && pwd)
   dietcode="$prebuilt/dietcode"
   run_pack="$prebuilt/bin/run_pack"
-  skip_tests=1
+  [[ -x $prebuilt/run-gpu-tests ]] || skip_tests=1
   [[ $stage == build ]] && { echo "gpu-run: --prebuilt: nothing to build" >&2; exit 1; }
 fi
 wl_name=$(basename "$workload" .json)
@@ -181,34 +183,49 @@ fi
 if ! wants test; then
   :
 elif ((skip_tests)); then
-  skipped ctest-gpu "${prebuilt:+--prebuilt: no test binaries; }--skip-tests"
+  skipped ctest-gpu "${prebuilt:+--prebuilt without --with-tests: no test binaries; }--skip-tests"
 else
   # One kernel family at a time, each under its own limit, so that a family that hangs or
   # fails names itself and the others still run (each case also has its own CTest limit,
   # tests/CMakeLists.txt). The tensor-core samples split three ways by DIETCODE_TEST_SAMPLES.
-  # On an H200 the families took 200 s in all (docs/results/h200/).
-  family() {  # family NAME LIMIT REGEX [SAMPLES]
+  # On an H200 the families took 200 s in all (docs/results/h200/). A prebuilt bundle runs its
+  # own test binary instead of CTest, with the same filters; the families it does not carry are
+  # reported as skipped.
+  family() {  # family NAME LIMIT FILTER [SAMPLES]; FILTER: GoogleTest's, 'Suite.Case*:...'
     local samples=()
     [[ -n ${4:-} ]] && samples=("DIETCODE_TEST_SAMPLES=$4")
+    if [[ -n $prebuilt ]]; then
+      if "$prebuilt/run-gpu-tests" "$3" --gtest_list_tests >/dev/null; then
+        step "test-$1" env "${samples[@]}" timeout "$2" "$prebuilt/run-gpu-tests" "$3"
+      else
+        skipped "test-$1" "not in the prebuilt bundle"
+      fi
+      return
+    fi
+    # The same filter as a CTest name regex: gpu.Suite.Case, '.' literal, '*' any, ':' or.
+    local regex
+    regex=$(sed -e 's/\./\\./g' -e 's/\*/.*/g' -e 's/:/|/g' <<<"$3")
     step "test-$1" env "${samples[@]}" timeout "$2" \
-      ctest --test-dir "$build" -L gpu -R "$3" --output-on-failure -j 1
+      ctest --test-dir "$build" -L gpu -R "^gpu\\.($regex)" --output-on-failure -j 1
   }
-  family handles 60 'gpu\.CudaHandles\.'
-  family dense-f32 150 'gpu\.DenseF32Gpu\.'
-  family batch-matmul-f32 120 'gpu\.BatchMatmulGpu\.'
-  family conv2d-f32 120 'gpu\.Conv2dGpu\.'
-  family dense-tc-mma-sync 150 'gpu\.DenseTcGpu\.Sampled' 'tc '
-  family dense-wgmma-cp-async 120 'gpu\.DenseTcGpu\.Sampled' 'wgmma cp.async'
-  family dense-wgmma-tma 120 'gpu\.DenseTcGpu\.Sampled' 'wgmma tma'
-  family dense-tc-split-k-reference 90 'gpu\.DenseTcGpu\.(SplitK|Reference)'
-  family batch-matmul-tc 120 'gpu\.BatchMatmulTcGpu\.'
-  family measurer 150 'gpu\.GpuMeasurerOnDevice\.'
-  family bench-baselines 120 'gpu\.(BenchGpu|ConvBaselineGpu)\.'
+  family handles 60 'CudaHandles.*'
+  family dense-f32 150 'DenseF32Gpu.*'
+  family batch-matmul-f32 120 'BatchMatmulGpu.*'
+  family conv2d-f32 120 'Conv2dGpu.*'
+  family dense-tc-mma-sync 150 'DenseTcGpu.Sampled*' 'tc '
+  family dense-wgmma-cp-async 120 'DenseTcGpu.Sampled*' 'wgmma cp.async'
+  family dense-wgmma-tma 120 'DenseTcGpu.Sampled*' 'wgmma tma'
+  family dense-tc-split-k-reference 90 'DenseTcGpu.SplitK*:DenseTcGpu.Reference*'
+  family batch-matmul-tc 120 'BatchMatmulTcGpu.*'
+  family measurer 150 'GpuMeasurerOnDevice.*'
+  family bench-baselines 120 'BenchGpu.*:ConvBaselineGpu.*'
   # Test suites added later without a family above still run, together.
   covered='CudaHandles|DenseF32Gpu|BatchMatmulGpu|Conv2dGpu|DenseTcGpu|BatchMatmulTcGpu'
   covered+='|GpuMeasurerOnDevice|BenchGpu|ConvBaselineGpu'
-  step test-others timeout 300 ctest --test-dir "$build" -L gpu -E "gpu\\.($covered)\\." \
-    --no-tests=ignore --output-on-failure -j 1
+  if [[ -z $prebuilt ]]; then
+    step test-others timeout 300 ctest --test-dir "$build" -L gpu -E "gpu\\.($covered)\\." \
+      --no-tests=ignore --output-on-failure -j 1
+  fi
 fi
 if wants test || [[ ! -s $OUT/devices.json ]]; then
   step devices "$dietcode" devices

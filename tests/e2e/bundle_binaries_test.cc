@@ -1,6 +1,8 @@
 // scripts/bundle-binaries.sh: the prebuilt dietcode a GPU host without a compiler runs. Made
-// here from the binary under test (--from), and run from another folder with nothing of this
-// build on the loader's path: it starts, finds its templates, builds a CPU pack.
+// here from the binary under test (--from) and this build's GPU kernel tests (--tests-from),
+// and run from another folder with nothing of this build on the loader's path: it starts,
+// finds its templates, builds a CPU pack, and runs the GPU tests a filter names (here, where
+// there is no GPU, they skip themselves).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -18,7 +20,7 @@ class BundleBinaries : public ::testing::Test {
   static void SetUpTestSuite() {
     bundle_ = new TempDir();
     made_ = run_command({"bash", source_dir() + "/scripts/bundle-binaries.sh", "--from", cli_path(),
-                         bundle_->file("b")});
+                         "--tests-from", DIETCODE_GPU_KERNEL_TESTS, bundle_->file("b")});
   }
   static void TearDownTestSuite() {
     delete bundle_;
@@ -27,8 +29,9 @@ class BundleBinaries : public ::testing::Test {
   static std::string dir() { return bundle_->file("b"); }
 
   // The bundle's wrapper, started from / with neither the loader path nor the data dir set.
-  static CommandResult run_bundled(const std::vector<std::string>& args, const std::string& cwd = "/") {
-    std::vector<std::string> argv = {dir() + "/dietcode"};
+  static CommandResult run_bundled(const std::vector<std::string>& args, const std::string& cwd = "/",
+                                   const std::string& wrapper = "dietcode") {
+    std::vector<std::string> argv = {dir() + "/" + wrapper};
     argv.insert(argv.end(), args.begin(), args.end());
     CommandOptions options;
     options.cwd = cwd;
@@ -84,6 +87,28 @@ TEST_F(BundleBinaries, BuildsAndRunsACpuPackFromItsOwnTemplates) {
   const CommandResult ran = run_command({dir() + "/bin/run_pack", out.file("libbert.so"), "proj", "T=13"}, options);
   EXPECT_EQ(ran.exit_code, 0) << ran.summary();
   EXPECT_NE(ran.out.find("0 mismatches"), std::string::npos) << ran.out;
+}
+
+// run-gpu-tests runs the bundled kernel-family tests a GoogleTest filter names, and says so
+// with exit 3 when the bundle has none of them (gpu-run.sh then reports the family skipped).
+TEST_F(BundleBinaries, RunsTheBundledGpuTestsAFilterNames) {
+  ASSERT_EQ(made_.exit_code, 0) << made_.summary();
+  EXPECT_TRUE(fs::exists(dir() + "/bin/gpu_kernel_tests"));
+  const CommandResult listed =
+      run_bundled({"DenseTcGpu.Sampled*:BatchMatmulTcGpu.*", "--gtest_list_tests"}, "/",
+                  "run-gpu-tests");
+  ASSERT_EQ(listed.exit_code, 0) << listed.summary();
+  EXPECT_NE(listed.out.find("SampledMicroKernelsMatchTheReference"), std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("BatchMatmulTcGpu."), std::string::npos) << listed.out;
+  EXPECT_EQ(listed.out.find("DenseF32Gpu."), std::string::npos) << listed.out;
+  const CommandResult ran = run_bundled({"CudaHandles.*"}, "/", "run-gpu-tests");
+  EXPECT_EQ(ran.exit_code, 0) << ran.summary();
+  EXPECT_NE(ran.out.find("CudaHandles."), std::string::npos) << ran.out;
+  const CommandResult none = run_bundled({"GpuMeasurerOnDevice.*"}, "/", "run-gpu-tests");
+  EXPECT_EQ(none.exit_code, 3) << none.summary();
+  EXPECT_NE(none.out.find("no bundled test matches GpuMeasurerOnDevice.*"), std::string::npos)
+      << none.out;
 }
 
 // The pack above could have found the repository's templates, where this build's binary was
