@@ -19,8 +19,8 @@
 //   when every consumer warp has released s: lane 0 arrives once wgmma.wait_group, which the
 //   whole warp executes together, says the MMAs that read it are done. One arrival per warp
 //   rather than per thread keeps 32x fewer atomic updates of the barrier on the path that
-//   hands the stage back to the producer. Pipeline position it = (stage it % STAGES, parity (it / STAGES) & 1) is
-//   counted the same way on both sides, across the M tiles a block visits.
+//   hands the stage back to the producer. Pipeline position it = (stage it % STAGES, parity
+//   (it / STAGES) & 1) is counted the same way on both sides, across the M tiles a block visits.
 // * PRODUCER 0: the producer warpgroup copies 16-byte chunks with cp.async, zero-filling rows
 //   past M (N) and chunks past the K slice (local padding: the MMAs run unpredicated). When K
 //   is not a multiple of 8 it falls back to guarded 2-byte loads and plain shared stores, then
