@@ -35,6 +35,12 @@
 //   most one group is pending, then release tile t-1's stage.
 // * SPLITK > 1: slice s writes raw fp32 sums to workspace[batch][SPLITK][M][N];
 //   dietcode_dense_wgmma_reduce adds them in a fixed order and applies the epilogue.
+// * EPI_SMEM 1 (SPLITK 1 only): the outputs leave through shared memory. In wgmma's layout a
+//   lane holds two adjacent outputs per row and n8 block, so direct stores write 4 bytes each
+//   and a warp's store touches 8 rows with 16 bytes in each. Staged, each consumer warp writes
+//   its 16 rows into a 16 x 64 buffer of its own (epilogue applied, rounded) and reads them
+//   back as 16-byte pieces of rows: a warp's store then writes 4 rows of 128 bytes. Worth it
+//   where the store is a large share of the work (short K, BERT's 768); the tuner decides.
 // * Launch: grid (ceil(N/BN), min(ceil(M/BM), 65535), batch*SPLITK), 128 * (1 + WG_M)
 //   threads, params (args) or with PRODUCER 1 (args, map of X, map of W), dynamic shared memory STAGES * (BM + BN) * 128 + 2048 bytes (tiles start at the
 //   next 1024-byte boundary; the barriers follow them). X, W, Y 16-byte aligned.
@@ -63,6 +69,9 @@
 #ifndef PRODUCER
 #define PRODUCER 0  // 0: cp.async from the producer warpgroup; 1: TMA tensor copies
 #endif
+#ifndef EPI_SMEM
+#define EPI_SMEM 0  // 1: outputs staged through shared memory, stored 16 bytes at a time
+#endif
 
 #if WG_M < 1 || WG_M > 4
 #error "WG_M must be in 1..4"
@@ -82,6 +91,12 @@
 #if PRODUCER != 0 && PRODUCER != 1
 #error "PRODUCER must be 0 (cp.async) or 1 (TMA)"
 #endif
+#if EPI_SMEM != 0 && EPI_SMEM != 1
+#error "EPI_SMEM must be 0 or 1"
+#endif
+#if EPI_SMEM == 1 && SPLITK != 1
+#error "EPI_SMEM stages final outputs: it needs SPLITK == 1"
+#endif
 #if PRODUCER == 1 && defined(STATIC_K) && STATIC_K % 8 != 0
 #error "the TMA producer needs K % 8 == 0 (rows 16-byte aligned)"
 #endif
@@ -98,7 +113,14 @@ constexpr int kStageABytes = kBM * kRowBytes;
 constexpr int kStageBBytes = kBN * kRowBytes;
 constexpr int kStageBytes = kStageABytes + kStageBBytes;
 constexpr int kBarrierBytes = 1024;  // 2 * STAGES mbarriers of 8 bytes, padded
-constexpr int kSmemBytes = STAGES * kStageBytes + 1024 + kBarrierBytes;  // + alignment slack
+// EPI_SMEM's buffers, one per consumer warp after the barriers: 16 rows of 64 outputs, each row
+// padded by 16 bytes so that the 8 rows a fragment store writes fall in different banks.
+constexpr int kEpiCols = 64;
+constexpr int kEpiPitch = kEpiCols * 2 + 16;
+constexpr int kEpiWarpBytes = 16 * kEpiPitch;
+constexpr int kEpiBytes = EPI_SMEM ? 4 * WG_M * kEpiWarpBytes : 0;
+constexpr int kSmemBytes =
+    STAGES * kStageBytes + 1024 + kBarrierBytes + kEpiBytes;  // + alignment slack
 constexpr int kAcc = BN / 2;  // fp32 accumulators per consumer thread
 // Arrivals that complete a full barrier: every producer thread's, or the TMA issuer's alone.
 constexpr unsigned kFullArrivals = PRODUCER == 1 ? 1 : 128;
@@ -167,6 +189,58 @@ __device__ __forceinline__ void consume_stage(unsigned a_tile, unsigned b_tile,
   }
 }
 
+#if EPI_SMEM
+// The staged store of one consumer warp's 16 rows (rows row0 .. row0 + 15 of Y, columns n0 ..
+// n0 + BN - 1) through its buffer, 64 columns at a time: each lane writes its fragment's pairs,
+// epilogue applied; then the warp reads the chunk back as 16-byte pieces of rows and stores
+// them, 8 outputs each (piece by piece, output by output, at the edges of M and N or where
+// rows are not 16-byte aligned).
+__device__ __forceinline__ void store_staged(const OutputStore<1>& store, unsigned char* buffer,
+                                             const float (&acc)[kAcc], int row0, int m, int n0,
+                                             int lane) {
+  const int n = store.n;
+  const bool rows_aligned =
+      n % 8 == 0 && reinterpret_cast<unsigned long long>(store.out) % 16 == 0;
+  // Every index into acc must be known at compile time, or acc leaves the registers for local
+  // memory: the loops over chunks and n8 blocks have constant bounds and unroll fully.
+  constexpr int kChunks = (BN + kEpiCols - 1) / kEpiCols;
+#pragma unroll
+  for (int chunk = 0; chunk < kChunks; ++chunk) {
+    const int c0 = chunk * kEpiCols;
+#pragma unroll
+    for (int i = 0; i < kEpiCols / 8; ++i) {
+      if (c0 + i * 8 >= BN) continue;  // the last chunk of a width that is not a multiple of 64
+      const int local_col = i * 8 + (lane & 3) * 2;
+      const int col = n0 + c0 + local_col;
+      const float b0 = col < n ? bias_at(store.bias, col) : 0.0f;
+      const float b1 = col + 1 < n ? bias_at(store.bias, col + 1) : 0.0f;
+      const int a = 4 * (chunk * (kEpiCols / 8) + i);
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        *reinterpret_cast<unsigned*>(buffer + ((lane >> 2) + 8 * half) * kEpiPitch +
+                                     local_col * 2) =
+            pack2(apply_epilogue(acc[a + 2 * half], b0), apply_epilogue(acc[a + 2 * half + 1], b1));
+    }
+    warp_sync();
+    const int pieces = (BN - c0 < kEpiCols ? BN - c0 : kEpiCols) / 8;  // per row of the chunk
+    for (int v = lane; v < 16 * pieces; v += 32) {
+      const int r = v / pieces, local_col = (v % pieces) * 8;
+      const int row = row0 + r, col = n0 + c0 + local_col;
+      if (row >= m) continue;
+      const uint4 piece = *reinterpret_cast<const uint4*>(buffer + r * kEpiPitch + local_col * 2);
+      elem_t* dst = store.out + (long long)row * n + col;
+      if (rows_aligned && col + 8 <= n) {
+        *reinterpret_cast<uint4*>(dst) = piece;
+      } else {
+        const elem_t* values = reinterpret_cast<const elem_t*>(buffer + r * kEpiPitch + local_col * 2);
+        for (int e = 0; e < 8 && col + e < n; ++e) dst[e] = values[e];
+      }
+    }
+    warp_sync();  // every lane has read the chunk before the next one overwrites it
+  }
+}
+#endif
+
 // The pipeline position: the ring slot and the parity of its current round.
 struct Ring {
   int stage = 0;
@@ -197,6 +271,9 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   unsigned char* tiles_ptr = smem_raw + (tiles - raw);  // the scalar path's plain stores
 #endif
   const unsigned bars = tiles + STAGES * kStageBytes;
+#if EPI_SMEM
+  unsigned char* epilogue_buffers = smem_raw + (bars + kBarrierBytes - raw);
+#endif
   auto full_bar = [&](int s) { return bars + 8u * s; };
   auto empty_bar = [&](int s) { return bars + 8u * (STAGES + s); };
 
@@ -316,6 +393,10 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
     if (previous >= 0 && lane == 0) mbar_arrive(empty_bar(previous));
 
     // Only the stores are guarded: padding rows and columns are dropped here.
+#if EPI_SMEM
+    store_staged(store, epilogue_buffers + (c * 4 + warp) * kEpiWarpBytes, acc,
+                 m0 + c * WGM + warp * 16, m, n0, lane);
+#else
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int row = m0 + c * WGM + warp * 16 + (lane >> 2) + half * 8;
@@ -327,6 +408,7 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
         store.pair(row_offset, col, acc[4 * i + 2 * half], acc[4 * i + 2 * half + 1]);
       }
     }
+#endif
   }
 }
 

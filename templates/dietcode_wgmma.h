@@ -166,10 +166,19 @@ __device__ __forceinline__ void wgmma_commit() {
 #endif
 }
 
+// __syncwarp: a warp's lanes meet, and their shared-memory writes are visible to each other.
+__device__ __forceinline__ void warp_sync() {
+#if defined(DIETCODE_HOST_EMULATION)
+  dc_emu_warp_barrier();
+#else
+  __syncwarp();
+#endif
+}
+
 template <int kPending>
 __device__ __forceinline__ void wgmma_wait() {
 #if defined(DIETCODE_HOST_EMULATION)
-  dc_emu_wgmma_wait();
+  dc_emu_warp_barrier();
 #else
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 #endif

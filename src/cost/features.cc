@@ -41,6 +41,7 @@ const std::vector<std::string>& feature_names() {
                                 "blocks_per_sm",
                                 "occupancy",
                                 "tma_producer",
+                                "staged_store",
                                 "epilogue_work",
                                 "cpu",
                                 "vector_lanes",
@@ -124,6 +125,7 @@ KernelFeatures kernel_features(const KernelCandidate& c) {
   set(Feature::kBlocksPerSm, occ.blocks_per_sm);
   set(Feature::kOccupancy, occ.occupancy);
   set(Feature::kTmaProducer, c.mk.get_or("PRODUCER", 0) == 1 ? 1 : 0);
+  set(Feature::kStagedStore, c.mk.get_or("EPI_SMEM", 0) == 1 ? 1 : 0);
   return f;
 }
 

@@ -27,7 +27,10 @@ DenseWgmmaGeometry DenseWgmmaGeometry::of(const MicroKernel& mk) {
   g.threads = 128 * (1 + consumers);
   g.bm = consumers * mk.get("WGM");
   g.bn = mk.get("BN");
-  g.smem_bytes = mk.get("STAGES") * (g.bm + g.bn) * mk.get("BK") * 2 + 1024 + 1024;
+  // EPI_SMEM adds a 16 x 64-output buffer per consumer warp, each row padded by 16 bytes.
+  const int epilogue_buffers = mk.get_or("EPI_SMEM", 0) ? 4 * consumers * 16 * (64 * 2 + 16) : 0;
+  g.smem_bytes =
+      mk.get("STAGES") * (g.bm + g.bn) * mk.get("BK") * 2 + 1024 + 1024 + epilogue_buffers;
   g.register_estimate = g.bn / 2 + 40;
   return g;
 }
@@ -52,6 +55,7 @@ TemplateSpace make_space() {
       {"STAGES", {2, 3, 4, 5, 6}, 4, "shared-memory stages in the producer/consumer ring"},
       split_k_tunable(),
       {"PRODUCER", {0, 1}, 0, "how stages are filled: 0 cp.async, 1 TMA tensor copies"},
+      {"EPI_SMEM", {0, 1}, 0, "1: outputs staged through shared memory, stored 16 bytes at a time"},
   };
   s.chains = {{"BM", {"WG_M", "WGM"}}, {"BN", {"BN"}}};
 
@@ -73,7 +77,7 @@ TemplateSpace make_space() {
          return g.register_estimate <= std::min<int64_t>(share, c.gpu.max_regs_per_thread);
        },
        {"WG_M", "WGM", "BN"}},
-      smem_per_block_constraint<G>({"WG_M", "WGM", "BN", "BK", "STAGES"}),
+      smem_per_block_constraint<G>({"WG_M", "WGM", "BN", "BK", "STAGES", "EPI_SMEM"}),
       {"BM <= 1.1 x largest M, rounded up to a power of two (at least 64)",
        [](const MicroKernel& mk, const SpaceContext& c) {
          return G::of(mk).bm <= tile_upper_bound(c.largest.M, 64);
@@ -85,6 +89,12 @@ TemplateSpace make_space() {
        },
        {"BN"}},
       split_k_slice_constraint(),
+      {"EPI_SMEM == 0 or SPLITK == 1 (the staged store writes final outputs; split-K slices "
+       "write fp32 partial sums)",
+       [](const MicroKernel& mk, const SpaceContext&) {
+         return mk.get("EPI_SMEM") == 0 || mk.get("SPLITK") == 1;
+       },
+       {"EPI_SMEM", "SPLITK"}},
       {"PRODUCER == 0 or K is static and a multiple of 8 (a tensor map's rows are 16-byte "
        "aligned)",
        [](const MicroKernel& mk, const SpaceContext& c) {

@@ -99,6 +99,13 @@ std::vector<Sample> samples() {
     s.push_back({"wgmma tma 128x168 5 stages", "dense_wgmma", wg(2, 168, 5, 1, 1)});
     s.push_back({"wgmma tma 256x112 4 stages splitk3", "dense_wgmma", wg(4, 112, 4, 3, 1)});
     s.push_back({"wgmma cp.async 256x72 3 stages splitk2", "dense_wgmma", wg(4, 72, 3, 2)});
+    // The staged store, with each producer (samples 19, 20).
+    auto staged = [](std::map<std::string, int> p) {
+      p["EPI_SMEM"] = 1;
+      return p;
+    };
+    s.push_back({"wgmma cp.async 192x88 staged store", "dense_wgmma", staged(wg(3, 88, 4, 1))});
+    s.push_back({"wgmma tma 128x256 staged store", "dense_wgmma", staged(wg(2, 256, 3, 1, 1))});
   }
   return s;
 }

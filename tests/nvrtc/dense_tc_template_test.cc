@@ -189,6 +189,29 @@ TEST(DenseWgmmaTemplate, TileWidthsOfEveryN8AndUpToFourConsumers) {
   compile_cases(cases);
 }
 
+// The staged store (EPI_SMEM=1): every epilogue, widths that are and are not multiples of its
+// 64-column chunks, both producers, an odd static N; the accumulators stay in registers.
+TEST(DenseWgmmaTemplate, StagedStoreEveryEpilogueAndWidth) {
+  auto staged = [](std::map<std::string, int> p) {
+    p["EPI_SMEM"] = 1;
+    return p;
+  };
+  std::vector<Case> cases = {
+      {"EPI_SMEM WG_M=2 BN=256", "dense_wgmma", staged(wg_params(2, 256, 3)), 3072, 768},
+      {"EPI_SMEM WG_M=3 BN=88", "dense_wgmma", staged(wg_params(3, 88, 4)), 11008, 4096},
+      {"EPI_SMEM WG_M=2 BN=168 TMA", "dense_wgmma", staged(tma(2, 168, 4)), 11008, 4096},
+      {"EPI_SMEM static odd N=1001 K=771", "dense_wgmma", staged(wg_params(2, 128, 3)), 1001, 771,
+       DType::kFloat16, Epilogue::kRelu},
+      {"EPI_SMEM dynamic N,K", "dense_wgmma", staged(wg_params(1, 64, 4)), 0, 0,
+       DType::kBFloat16, Epilogue::kBiasGelu},
+  };
+  for (int e = 0; e <= 5; ++e)
+    cases.push_back({"EPI_SMEM EPILOGUE=" + std::to_string(e), "dense_wgmma",
+                     staged(tma(2, 128, 4)), 3072, 768, DType::kBFloat16,
+                     static_cast<Epilogue>(e)});
+  compile_cases(cases);
+}
+
 TEST(DenseWgmmaTemplate, SplitKEpiloguesAndDimensions) {
   std::vector<Case> cases = {
       {"SPLITK=8 bias f16", "dense_wgmma", wg_params(1, 64, 4, 8), 768, 3072, DType::kFloat16,

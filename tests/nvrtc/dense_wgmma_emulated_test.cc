@@ -189,6 +189,38 @@ namespace t5 {
 #include "../../templates/dense_wgmma.cu"
 }
 #include "nvrtc/tc_emulation_undef.h"
+// Configuration 12: the staged store, three consumers, n88 (a 64-column chunk and a 24-column
+// one), 3 stages, bf16, bias, runtime dims.
+#define DTYPE 2
+#define WG_M 3
+#define BN 88
+#define STAGES 3
+#define SPLITK 1
+#define EPILOGUE 1
+#define EPI_SMEM 1
+#define dietcode_dense_wgmma s1_main
+#define dietcode_dense_wgmma_reduce s1_reduce
+namespace s1 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 13: the staged store with the TMA producer, two consumers, n256 (four chunks),
+// 2 stages, f16, bias + gelu, runtime dims.
+#define DTYPE 1
+#define WG_M 2
+#define BN 256
+#define STAGES 2
+#define SPLITK 1
+#define EPILOGUE 5
+#define EPI_SMEM 1
+#define PRODUCER 1
+#define dietcode_dense_wgmma s2_main
+#define dietcode_dense_wgmma_reduce s2_reduce
+namespace s2 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
 // clang-format on
 
 #include "nvrtc/tc_emulated_case.h"
@@ -334,6 +366,25 @@ TEST(DenseWgmmaEmulatedTma, FourConsumersN104SplitK3RuntimeDims) {
   EXPECT_EQ(k.bn, 104);
   EXPECT_EQ(k.split_k, 3);
   for (int64_t K : {8, 200, 1000}) run_case(k, 257, 105, K);
+}
+
+// The staged store: 16-byte pieces where N is a multiple of 8 (176, 264), output by output
+// where it is not (177, 265) and at the last piece of a row; rows past M dropped; batch
+// elements whose start is not 16-byte aligned (a gap of 3 elements) take the narrow path too.
+TEST(DenseWgmmaEmulatedStagedStore, ThreeConsumersN88) {
+  const auto k = EMU_KERNEL(s1, DType::kBFloat16, Epilogue::kBias);
+  EXPECT_EQ(k.bn, 88);
+  EXPECT_EQ(k.smem_bytes, 3 * (192 + 88) * 128 + 2048 + 12 * 16 * 144);
+  for (int64_t N : {176, 177, 5}) run_case(k, 193, N, 200);
+  run_case(k, 1, 88, 64);
+  run_shape(k, EmuShape{2, 70, 176, 72, 3});
+}
+
+TEST(DenseWgmmaEmulatedStagedStore, TmaTwoConsumersN256) {
+  const auto k = EMU_TMA_KERNEL(s2, DType::kFloat16, Epilogue::kBiasGelu);
+  EXPECT_EQ(k.bn, 256);
+  for (int64_t N : {264, 265}) run_case(k, 130, N, 136);
+  run_case(k, 300, 256, 64, 1);  // one block row walks 3 M tiles, storing each
 }
 
 }  // namespace

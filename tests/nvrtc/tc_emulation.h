@@ -236,11 +236,12 @@ inline unsigned emu_sw128_address(unsigned long long desc, int row, int k) {
   return logical ^ (((logical >> 7) & 7u) << 4);
 }
 
-// wgmma.wait_group.sync.aligned. The emulated MMAs are done when issued (dc_emu_wgmma), each
-// lane its own share; what the wait adds is that the warp executes it together, so once it
-// returns, every lane of the warp is past its MMAs and one lane may release their stage for all
-// (the template's empty barriers count one arrival per consumer warp). A warp barrier.
-inline void dc_emu_wgmma_wait() { emu_warps[threadIdx.x / 32].barrier.wait(); }
+// The lanes of a warp meet: __syncwarp, and wgmma.wait_group.sync.aligned. The emulated MMAs
+// are done when issued (dc_emu_wgmma), each lane its own share; what the wait adds is that the
+// warp executes it together, so once it returns, every lane of the warp is past its MMAs and
+// one lane may release their stage for all (the template's empty barriers count one arrival per
+// consumer warp).
+inline void dc_emu_warp_barrier() { emu_warps[threadIdx.x / 32].barrier.wait(); }
 
 // wgmma.mma_async.m64nNk16, both operands K-major in shared memory: this thread's accumulators
 // (warp w of the warpgroup: rows 16w + lane/4 and + 8; n8 block i: columns 8i + 2(lane%4), + 1).

@@ -24,3 +24,4 @@
 #undef dietcode_dense_wgmma
 #undef dietcode_dense_wgmma_reduce
 #undef PRODUCER
+#undef EPI_SMEM

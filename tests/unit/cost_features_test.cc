@@ -32,6 +32,7 @@ TEST(CostFeatures, NamesAreFixedUniqueAndOrdered) {
   EXPECT_EQ(names[size_t(Feature::kTileIntensity)], "tile_intensity");
   EXPECT_EQ(names[size_t(Feature::kOccupancy)], "occupancy");
   EXPECT_EQ(names[size_t(Feature::kTmaProducer)], "tma_producer");
+  EXPECT_EQ(names[size_t(Feature::kStagedStore)], "staged_store");
   EXPECT_EQ(names[size_t(Feature::kTunableMR)], "MR");
   EXPECT_EQ(names.back(), "c_transposed");
 }
@@ -89,7 +90,8 @@ TEST(CostFeatures, TensorCoreKernelWithoutThreadTileTunables) {
   EXPECT_EQ(f[Feature::kRegistersEstimated], 1);
 }
 
-// The producer is a tunable only dense_wgmma has; the feature is 0 for every other kernel.
+// The producer and the staged store are tunables only dense_wgmma has; their features are 0
+// for every other kernel.
 TEST(CostFeatures, TmaProducerOfWarpgroupKernels) {
   KernelCandidate c;
   c.mk = {"dense_wgmma", {{"WG_M", 2}, {"BN", 128}, {"STAGES", 4}, {"PRODUCER", 1}}};
@@ -101,6 +103,10 @@ TEST(CostFeatures, TmaProducerOfWarpgroupKernels) {
   c.mk.params["PRODUCER"] = 0;
   EXPECT_EQ(kernel_features(c)[Feature::kTmaProducer], 0);
   EXPECT_EQ(kernel_features(simt_candidate())[Feature::kTmaProducer], 0);
+  EXPECT_EQ(kernel_features(c)[Feature::kStagedStore], 0);
+  c.mk.params["EPI_SMEM"] = 1;
+  EXPECT_EQ(kernel_features(c)[Feature::kStagedStore], 1);
+  EXPECT_EQ(kernel_features(simt_candidate())[Feature::kStagedStore], 0);
 }
 
 // The x86 forms: the BLIS form's tile is MR x NR/lanes vectors fed by NR/lanes loads and MR

@@ -281,6 +281,14 @@ TEST_F(TensorCoreSpaces, WgmmaTileWidthsAndConsumers) {
   // 640 threads get 96: n112 fits, n120 does not.
   EXPECT_FALSE(rejected_by(wg, with(wg, {{"WG_M", 4}, {"BN", 112}, {"STAGES", 3}}), llama, rule));
   EXPECT_TRUE(rejected_by(wg, with(wg, {{"WG_M", 4}, {"BN", 120}, {"STAGES", 3}}), llama, rule));
+  // The staged store: buffers of 16 x 64 outputs (rows padded to 144 bytes) per consumer warp,
+  // and only without split-K, whose slices write fp32 partial sums instead.
+  const MicroKernel staged = with(wg, {{"EPI_SMEM", 1}});
+  EXPECT_EQ(DenseWgmmaGeometry::of(staged).smem_bytes,
+            DenseWgmmaGeometry::of(wg.defaults()).smem_bytes + 8 * 16 * 144);
+  EXPECT_FALSE(rejected_by(wg, staged, llama, "EPI_SMEM == 0 or SPLITK == 1"));
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"EPI_SMEM", 1}, {"SPLITK", 2}}), llama,
+                          "EPI_SMEM == 0 or SPLITK == 1"));
   // Three and four consumers (BM = 192, 256) only where M goes past 1.1 x 128.
   const SpaceContext short_m{h100, gate, GemmShape{1, 116, 11008, 4096}};
   EXPECT_FALSE(rejected_by(wg, with(wg, {{"WG_M", 2}}), short_m, "BM <="));
