@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The experiments of this folder on a GPU host, from a prebuilt bundle, in parts that each end
+# well inside a 10-minute job limit; every step has its own time limit, logs to $OUT (default
+# out/experiments) and adds one line to $OUT/summary.txt, and a failed step does not stop the
+# next. Logs a later part reads (the tunes' .jsonl) are written to $OUT: on hosts that start
+# every job from a fresh copy of the tree, run the parts that share a log in one job.
+#
+#   configs/experiments/run.sh BUNDLE PART...
+#     tests       the tensor-core kernels' GPU tests from the bundle (made --with-tests):
+#                 dense_wgmma's samples and split-K, and the tensor-core batch_matmul (~3 min)
+#     widths      wgmma-widths.json on Llama-7B's gate and down, and the table (~2 min)
+#     staged      wgmma-staged-store.json on BERT's bf16 qkv and fc1, and the table (~1 min)
+#     preload     preload-ab.json on BERT's fp32 qkv and fc2, and the table (~2 min)
+#     bert-bf16   tune BERT-base dense in bf16 for 150 s, build, bench against cuBLAS (~5 min)
+#
+# SIMULATE=h200 runs the tunes against the simulated device instead (a dry run of the commands
+# on a machine without a GPU; its numbers are a model's, and bench needs a GPU).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+(($# >= 2)) || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
+[[ -x $1/dietcode ]] || { echo "run.sh: no $1/dietcode (scripts/bundle-binaries.sh makes it)" >&2; exit 1; }
+bundle=$(cd "$1" && pwd)
+shift
+dietcode=$bundle/dietcode
+OUT=${OUT:-out/experiments}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+simulate=() allow_simulated=()
+if [[ -n ${SIMULATE:-} ]]; then
+  simulate=(--simulate "$SIMULATE")
+  allow_simulated=(--allow-simulated)
+fi
+x=configs/experiments
+w=configs/workloads
+
+# step NAME LIMIT COMMAND...: output in $OUT/NAME.log, one line in the summary.
+step() {
+  local name=$1 limit=$2 start=$SECONDS rc
+  shift 2
+  echo "== $name: $*"
+  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  rc=$?
+  echo "$name: exit $rc, $((SECONDS - start)) s" | tee -a "$OUT/summary.txt"
+  tail -n 25 "$OUT/$name.log"
+}
+
+# ab NAME WORKLOAD OPS LIST LIMIT: time a kernel list on some ops, then each kernel against the
+# fastest per instance.
+ab() {
+  rm -f "$OUT/$1.jsonl"
+  step "$1" "$5" "$dietcode" tune "$w/$2" --ops "$3" --kernels "$x/$4" "${simulate[@]}" \
+    -o "$OUT/$1.jsonl"
+  step "$1-by-kernel" 60 "$dietcode" inspect "$OUT/$1.jsonl" --by-kernel
+}
+
+for part in "$@"; do
+  case $part in
+    tests)
+      if [[ -x $bundle/run-gpu-tests ]]; then
+        step tests-wgmma 240 env DIETCODE_TEST_SAMPLES=wgmma "$bundle/run-gpu-tests" \
+          'DenseTcGpu.Sampled*:DenseTcGpu.SplitK*'
+        step tests-batch-matmul-tc 120 "$bundle/run-gpu-tests" 'BatchMatmulTcGpu.*'
+      else
+        echo "tests: skipped, the bundle has no tests (bundle-binaries.sh --with-tests)" |
+          tee -a "$OUT/summary.txt"
+      fi
+      ;;
+    widths) ab widths llama7b_mlp.json gate,down wgmma-widths.json 240 ;;
+    staged) ab staged bert_base_dense_bf16.json qkv,fc1 wgmma-staged-store.json 120 ;;
+    preload) ab preload bert_base_dense.json qkv,fc2 preload-ab.json 180 ;;
+    bert-bf16)
+      rm -f "$OUT/bert_bf16.jsonl"
+      mkdir -p "$OUT/bert_bf16"
+      step bert-bf16-tune 240 "$dietcode" tune "$w/bert_base_dense_bf16.json" --time-budget 150s \
+        "${simulate[@]}" -o "$OUT/bert_bf16.jsonl"
+      step bert-bf16-build 120 "$dietcode" build "$w/bert_base_dense_bf16.json" \
+        --log "$OUT/bert_bf16.jsonl" "${allow_simulated[@]}" -o "$OUT/bert_bf16/libbert_dense_bf16.so"
+      step bert-bf16-bench 120 "$dietcode" bench "$OUT/bert_bf16/libbert_dense_bf16.so" \
+        --baseline cublas --repeats 20 --json "$OUT/bert_bf16-vs-cublas.json" \
+        --csv "$OUT/bert_bf16-vs-cublas.csv" --plot "$OUT/bert_bf16-vs-cublas.svg"
+      ;;
+    *) echo "run.sh: unknown part \"$part\" (tests, widths, staged, preload, bert-bf16)" >&2 ;;
+  esac
+done
