@@ -41,6 +41,11 @@
 //   its 16 rows into a 16 x 64 buffer of its own (epilogue applied, rounded) and reads them
 //   back as 16-byte pieces of rows: a warp's store then writes 4 rows of 128 bytes. Worth it
 //   where the store is a large share of the work (short K, BERT's 768); the tuner decides.
+// * M_FASTEST 1: consecutive blocks take consecutive M tiles of one N tile (when the grid has a
+//   block per M tile), instead of consecutive N tiles of one M tile. The blocks that read the
+//   same tile of W then run at the same time and share it through L2: a W larger than L2
+//   (Llama-7B's: 90 MB) is read from memory once, not once per M tile, when a grid takes
+//   several waves.
 // * Launch: grid (ceil(N/BN), min(ceil(M/BM), 65535), batch*SPLITK), 128 * (1 + WG_M)
 //   threads, params (args) or with PRODUCER 1 (args, map of X, map of W), dynamic shared memory STAGES * (BM + BN) * 128 + 2048 bytes (tiles start at the
 //   next 1024-byte boundary; the barriers follow them). X, W, Y 16-byte aligned.
@@ -72,6 +77,9 @@
 #ifndef EPI_SMEM
 #define EPI_SMEM 0  // 1: outputs staged through shared memory, stored 16 bytes at a time
 #endif
+#ifndef M_FASTEST
+#define M_FASTEST 0  // 1: blocks in launch order walk M tiles first
+#endif
 
 #if WG_M < 1 || WG_M > 4
 #error "WG_M must be in 1..4"
@@ -93,6 +101,9 @@
 #endif
 #if EPI_SMEM != 0 && EPI_SMEM != 1
 #error "EPI_SMEM must be 0 or 1"
+#endif
+#if M_FASTEST != 0 && M_FASTEST != 1
+#error "M_FASTEST must be 0 or 1"
 #endif
 #if EPI_SMEM == 1 && SPLITK != 1
 #error "EPI_SMEM stages final outputs: it needs SPLITK == 1"
@@ -300,13 +311,23 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
 
   const int batch = blockIdx.z / SPLITK;
   const int split = blockIdx.z % SPLITK;
-  const int n0 = blockIdx.x * kBN;
+  const int m_tiles = (m + kBM - 1) / kBM;
+  // This block's N tile and first M tile; it walks M tiles gridDim.y apart (more than one only
+  // where M needs more than 65535 of them).
+  int n_tile = blockIdx.x, m_first = blockIdx.y;
+#if M_FASTEST
+  if (gridDim.y == (unsigned)m_tiles) {  // one tile per block: renumber them M first
+    const int id = blockIdx.y * gridDim.x + blockIdx.x;
+    m_first = id % m_tiles;
+    n_tile = id / m_tiles;
+  }
+#endif
+  const int n0 = n_tile * kBN;
   const KSlice slice = k_slice<BK, SPLITK>(k, split);
   const int k_begin = slice.begin, num_tiles = slice.num_tiles;
 #if PRODUCER == 0
   const int k_end = slice.end;  // the TMA needs no bound: it zero-fills past K itself
 #endif
-  const int m_tiles = (m + kBM - 1) / kBM;
   Ring ring;
 
 #if PRODUCER == 1
@@ -315,7 +336,7 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
     if (tid == 0) {
       prefetch_tensor_map(&map_a);
       prefetch_tensor_map(&map_b);
-      for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
+      for (int mt = m_first; mt < m_tiles; mt += gridDim.y) {
 #pragma unroll 1
         for (int t = 0; t < num_tiles; ++t, ring.advance()) {
           mbar_wait(empty_bar(ring.stage), ring.parity ^ 1u);  // consumers released this slot
@@ -336,7 +357,7 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
     const elem_t* a_base = static_cast<const elem_t*>(args.a) + batch * args.stride_a;
     const elem_t* b_tile =
         static_cast<const elem_t*>(args.b) + batch * args.stride_b + (long long)n0 * k;
-    for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
+    for (int mt = m_first; mt < m_tiles; mt += gridDim.y) {
       const int m0 = mt * kBM;
       const elem_t* a_tile = a_base + (long long)m0 * k;
 #pragma unroll 1
@@ -365,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(dc::kThreads, 1)
   const int warp = ctid >> 5, lane = ctid & 31;
   const OutputStore<SPLITK> store(args, batch, split, m, n);
 
-  for (int mt = blockIdx.y; mt < m_tiles; mt += gridDim.y) {
+  for (int mt = m_first; mt < m_tiles; mt += gridDim.y) {
     const int m0 = mt * kBM;
     float acc[kAcc];
 #pragma unroll

@@ -42,6 +42,7 @@ const std::vector<std::string>& feature_names() {
                                 "occupancy",
                                 "tma_producer",
                                 "staged_store",
+                                "m_fastest",
                                 "epilogue_work",
                                 "cpu",
                                 "vector_lanes",
@@ -126,6 +127,7 @@ KernelFeatures kernel_features(const KernelCandidate& c) {
   set(Feature::kOccupancy, occ.occupancy);
   set(Feature::kTmaProducer, c.mk.get_or("PRODUCER", 0) == 1 ? 1 : 0);
   set(Feature::kStagedStore, c.mk.get_or("EPI_SMEM", 0) == 1 ? 1 : 0);
+  set(Feature::kMFastest, c.mk.get_or("M_FASTEST", 0) == 1 ? 1 : 0);
   return f;
 }
 

@@ -67,6 +67,7 @@ enum class Feature : int {
   kOccupancy,    // resident warps / max warps at a full grid
   kTmaProducer,  // 1 when stages are filled by TMA tensor copies (dense_wgmma PRODUCER=1)
   kStagedStore,  // 1 when outputs leave through shared memory (dense_wgmma EPI_SMEM=1)
+  kMFastest,     // 1 when blocks in launch order walk M tiles first (dense_wgmma M_FASTEST=1)
   kEpilogueWork,  // the fused epilogue's arithmetic per output element, roughly (both targets)
   // The CPU target's (NaN for GPU templates, but kCpu, which is 0 there).
   kCpu,                 // 1 for x86 templates

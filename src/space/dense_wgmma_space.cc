@@ -56,6 +56,7 @@ TemplateSpace make_space() {
       split_k_tunable(),
       {"PRODUCER", {0, 1}, 0, "how stages are filled: 0 cp.async, 1 TMA tensor copies"},
       {"EPI_SMEM", {0, 1}, 0, "1: outputs staged through shared memory, stored 16 bytes at a time"},
+      {"M_FASTEST", {0, 1}, 0, "1: blocks in launch order walk M tiles first (W shared in L2)"},
   };
   s.chains = {{"BM", {"WG_M", "WGM"}}, {"BN", {"BN"}}};
 

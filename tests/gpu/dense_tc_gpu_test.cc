@@ -106,6 +106,10 @@ std::vector<Sample> samples() {
     };
     s.push_back({"wgmma cp.async 192x88 staged store", "dense_wgmma", staged(wg(3, 88, 4, 1))});
     s.push_back({"wgmma tma 128x256 staged store", "dense_wgmma", staged(wg(2, 256, 3, 1, 1))});
+    // Blocks walking M tiles first (sample 21).
+    auto m_first = wg(1, 88, 4, 2, 1);
+    m_first["M_FASTEST"] = 1;
+    s.push_back({"wgmma tma 64x88 M tiles first splitk2", "dense_wgmma", m_first});
   }
   return s;
 }

@@ -209,6 +209,13 @@ TEST(DenseWgmmaTemplate, StagedStoreEveryEpilogueAndWidth) {
     cases.push_back({"EPI_SMEM EPILOGUE=" + std::to_string(e), "dense_wgmma",
                      staged(tma(2, 128, 4)), 3072, 768, DType::kBFloat16,
                      static_cast<Epilogue>(e)});
+  auto m_first = [](std::map<std::string, int> p) {
+    p["M_FASTEST"] = 1;
+    return p;
+  };
+  cases.push_back({"M_FASTEST WG_M=1 BN=88", "dense_wgmma", m_first(tma(1, 88, 6)), 11008, 4096});
+  cases.push_back({"M_FASTEST EPI_SMEM WG_M=2 BN=168", "dense_wgmma",
+                   m_first(staged(wg_params(2, 168, 4))), 11008, 4096});
   compile_cases(cases);
 }
 

@@ -221,6 +221,37 @@ namespace s2 {
 #include "../../templates/dense_wgmma.cu"
 }
 #include "nvrtc/tc_emulation_undef.h"
+// Configuration 14: blocks walk M tiles first, one consumer, n64, 2 stages, bf16, bias, runtime
+// dims.
+#define DTYPE 2
+#define WG_M 1
+#define BN 64
+#define STAGES 2
+#define SPLITK 1
+#define EPILOGUE 1
+#define M_FASTEST 1
+#define dietcode_dense_wgmma m1_main
+#define dietcode_dense_wgmma_reduce m1_reduce
+namespace m1 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
+
+// Configuration 15: M tiles first with the TMA producer, two consumers, n88, split-K 2, relu.
+#define DTYPE 1
+#define WG_M 2
+#define BN 88
+#define STAGES 3
+#define SPLITK 2
+#define EPILOGUE 2
+#define M_FASTEST 1
+#define PRODUCER 1
+#define dietcode_dense_wgmma m2_main
+#define dietcode_dense_wgmma_reduce m2_reduce
+namespace m2 {
+#include "../../templates/dense_wgmma.cu"
+}
+#include "nvrtc/tc_emulation_undef.h"
 // clang-format on
 
 #include "nvrtc/tc_emulated_case.h"
@@ -385,6 +416,22 @@ TEST(DenseWgmmaEmulatedStagedStore, TmaTwoConsumersN256) {
   EXPECT_EQ(k.bn, 256);
   for (int64_t N : {264, 265}) run_case(k, 130, N, 136);
   run_case(k, 300, 256, 64, 1);  // one block row walks 3 M tiles, storing each
+}
+
+// M_FASTEST renumbers the blocks (M tiles of one N tile consecutive): every tile is still
+// computed once, with a grid of several M and N tiles, batches and split-K slices, and with the
+// grid's y capped (then blocks walk M tiles as without it).
+TEST(DenseWgmmaEmulatedMFastest, OneConsumerN64) {
+  const auto k = EMU_KERNEL(m1, DType::kBFloat16, Epilogue::kBias);
+  run_case(k, 200, 130, 72);
+  run_case(k, 200, 130, 72, 2);  // capped: two block rows walk the four M tiles
+  run_shape(k, EmuShape{3, 65, 129, 64, 8});
+}
+
+TEST(DenseWgmmaEmulatedMFastest, TmaTwoConsumersN88SplitK2) {
+  const auto k = EMU_TMA_KERNEL(m2, DType::kFloat16, Epilogue::kRelu);
+  run_case(k, 300, 177, 200);
+  run_shape(k, EmuShape{2, 129, 89, 136, 8});
 }
 
 }  // namespace

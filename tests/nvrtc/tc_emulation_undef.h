@@ -25,3 +25,4 @@
 #undef dietcode_dense_wgmma_reduce
 #undef PRODUCER
 #undef EPI_SMEM
+#undef M_FASTEST

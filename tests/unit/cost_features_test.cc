@@ -33,6 +33,7 @@ TEST(CostFeatures, NamesAreFixedUniqueAndOrdered) {
   EXPECT_EQ(names[size_t(Feature::kOccupancy)], "occupancy");
   EXPECT_EQ(names[size_t(Feature::kTmaProducer)], "tma_producer");
   EXPECT_EQ(names[size_t(Feature::kStagedStore)], "staged_store");
+  EXPECT_EQ(names[size_t(Feature::kMFastest)], "m_fastest");
   EXPECT_EQ(names[size_t(Feature::kTunableMR)], "MR");
   EXPECT_EQ(names.back(), "c_transposed");
 }
@@ -90,8 +91,8 @@ TEST(CostFeatures, TensorCoreKernelWithoutThreadTileTunables) {
   EXPECT_EQ(f[Feature::kRegistersEstimated], 1);
 }
 
-// The producer and the staged store are tunables only dense_wgmma has; their features are 0
-// for every other kernel.
+// The producer, the staged store and the launch order are tunables only dense_wgmma has; their
+// features are 0 for every other kernel.
 TEST(CostFeatures, TmaProducerOfWarpgroupKernels) {
   KernelCandidate c;
   c.mk = {"dense_wgmma", {{"WG_M", 2}, {"BN", 128}, {"STAGES", 4}, {"PRODUCER", 1}}};
@@ -107,6 +108,9 @@ TEST(CostFeatures, TmaProducerOfWarpgroupKernels) {
   c.mk.params["EPI_SMEM"] = 1;
   EXPECT_EQ(kernel_features(c)[Feature::kStagedStore], 1);
   EXPECT_EQ(kernel_features(simt_candidate())[Feature::kStagedStore], 0);
+  EXPECT_EQ(kernel_features(c)[Feature::kMFastest], 0);
+  c.mk.params["M_FASTEST"] = 1;
+  EXPECT_EQ(kernel_features(c)[Feature::kMFastest], 1);
 }
 
 // The x86 forms: the BLIS form's tile is MR x NR/lanes vectors fed by NR/lanes loads and MR
