@@ -30,9 +30,7 @@ class CliShard : public ::testing::Test {
     test::CommandOptions options;
     options.cwd = dir_.path();
     // Kernels compiled by one shard are cache hits for the next.
-    options.env = {{"DIETCODE_CACHE_DIR", (fs::temp_directory_path() /
-                                           ("dietcode_cli_tune_cache_" + std::to_string(getuid())))
-                                              .string()}};
+    options.env = {{"DIETCODE_CACHE_DIR", test::shared_tune_cache_dir()}};
     return test::run_cli(args, options);
   }
   CommandResult shard(const std::string& spec, const std::string& log = "") {

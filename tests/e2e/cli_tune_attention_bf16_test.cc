@@ -32,9 +32,7 @@ CommandOptions in(const test::TempDir& dir) {
   CommandOptions options;
   options.cwd = dir.path();
   // Kernels compiled by one run are hits for the next: the runs share one cache.
-  options.env = {{"DIETCODE_CACHE_DIR", (fs::temp_directory_path() /
-                                         ("dietcode_cli_tune_cache_" + std::to_string(getuid())))
-                                            .string()}};
+  options.env = {{"DIETCODE_CACHE_DIR", test::shared_tune_cache_dir()}};
   options.timeout_s = 600;
   return options;
 }

@@ -39,7 +39,7 @@ class CliTuneDevices : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::path(tmp_.path());
-    cache_ = fs::temp_directory_path() / ("dietcode_cli_tune_cache_" + std::to_string(getuid()));
+    cache_ = test::shared_tune_cache_dir();
   }
 
   // `dietcode tune WORKLOAD ARGS` in the test's folder, on a simulated host described by

@@ -74,7 +74,7 @@ class CliTuneKernels : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::path(tmp_.path());
     // The CLI tune tests' shared cache: kernels compiled by one are hits for the next.
-    cache_ = fs::temp_directory_path() / ("dietcode_cli_tune_cache_" + std::to_string(getuid()));
+    cache_ = test::shared_tune_cache_dir();
   }
 
   CommandResult tune(const std::string& args, const std::string& cache_name = "") {

@@ -40,7 +40,7 @@ class CliTune : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::path(tmp_.path());
     // Kernels compiled by one test are hits for the next: the tests share one cache.
-    cache_ = fs::temp_directory_path() / ("dietcode_cli_tune_cache_" + std::to_string(getuid()));
+    cache_ = test::shared_tune_cache_dir();
   }
 
   // Runs `dietcode tune WORKLOAD ARGS` in the test's folder.

@@ -185,6 +185,12 @@ std::string cli_path() { return DIETCODE_CLI_PATH; }
 std::string source_dir() { return DIETCODE_SOURCE_DIR; }
 std::string test_data_dir() { return DIETCODE_TEST_DATA_DIR; }
 
+std::string shared_tune_cache_dir() {
+  return (std::filesystem::temp_directory_path() /
+          ("dietcode_cli_tune_cache_" + std::to_string(getuid())))
+      .string();
+}
+
 TempDir::TempDir() {
   const char* base = std::getenv("TMPDIR");
   std::string pattern = std::string(base && *base ? base : "/tmp") + "/dietcode-test-XXXXXX";

@@ -47,6 +47,9 @@ bool run_cli_killed_once_written(const std::vector<std::string>& args,
 std::string cli_path();       // the dietcode binary under test
 std::string source_dir();     // the repository root
 std::string test_data_dir();  // tests/data
+// The kernel cache the CLI tune tests share (DIETCODE_CACHE_DIR), so that kernels one of them
+// compiled are hits for the next: $TMPDIR/dietcode_cli_tune_cache_<uid>.
+std::string shared_tune_cache_dir();
 
 // A fresh directory under $TMPDIR (or /tmp), removed with its contents on destruction.
 class TempDir {
