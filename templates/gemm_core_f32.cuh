@@ -196,18 +196,6 @@ __device__ __forceinline__ void cp_async_f32(float* dst, const float* src, bool 
       : "memory");
 #endif
 }
-// Copies one float known to exist: no source size to compute, no pointer to select.
-__device__ __forceinline__ void cp_async_f32_whole(float* dst, const float* src) {
-#if defined(DIETCODE_HOST_EMULATION)
-  *dst = *src;
-#elif STAGES >= 3
-  asm volatile(
-      "{ .reg .u64 g; cvta.to.global.u64 g, %1; cp.async.ca.shared.global [%0], [g], 4; }\n" ::
-          "r"(shared_address(dst)),
-      "l"(src)
-      : "memory");
-#endif
-}
 __device__ __forceinline__ void cp_async_commit() {
 #if !defined(DIETCODE_HOST_EMULATION) && STAGES >= 3
   asm volatile("cp.async.commit_group;\n" ::: "memory");

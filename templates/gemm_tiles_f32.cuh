@@ -36,7 +36,10 @@ struct KContiguousTile {
   // no bounds checks, zero fills or branches: in sm_90 SASS the share of FFMAs in the K loop
   // goes from 87% to 92% (64 x 256 tile, 16 x 8 per thread) and from 81% to 84% (BERT fc2's
   // 64 x 192 kernel); scripts/sass-mix.py counts it. The branch is uniform across the block.
-  // copy_async() takes such a path only where kInteriorCopies allows (see there).
+  // copy_async() has no such path. One was tried (b06f552): 58 fewer instructions a k-tile in
+  // cuBLAS's 128 x 128 3-stage design, yet on an H200 that kernel took 2.8% longer on BERT's
+  // qkv and 8.0% on fc2 than before it, while a kernel it did not touch timed the same
+  // (docs/results/h200 section 8); and beside the general path it made the largest tiles spill.
   __device__ __forceinline__ bool interior(int k0, int k_end) const {
 #ifdef DIETCODE_SASS_INTERIOR_ONLY  // set by scripts/sass-mix.py alone: the hot path, counted
     return true;
@@ -80,28 +83,14 @@ struct KContiguousTile {
     store_k_rows<ROWS, LD>(reg, dst, tid);
   }
 
-  // Whole tiles copied with no bounds checks, zero fills or selects: in sm_90 SASS the K loop of
-  // cuBLAS's design for BERT (128 x 128, 128 threads, 3 stages) goes from 1251 to 1193
-  // instructions a k-tile (cuBLAS's own: 1162). Only where a thread makes few copies and has the
-  // register file to itself: beside the general path it made ptxas spill a 256 x 128 tile at
-  // 512 threads (128 registers each) and a one-warp tile of 48 copies per thread.
-  static constexpr bool kInteriorCopies = kThreads <= 256 && Walk::kIters <= 8;
-
   // One 4-byte copy per element.
   __device__ __forceinline__ void copy_async(float* dst, int k0, int k_end, int tid) {
     const int r0 = tid / BK;
     const int k = tid % BK;
+    const bool k_ok = k0 + k < k_end;
     const long long stride = (long long)Walk::kRowStep * ld;
     const float* p = src + (row0 + r0) * ld + k0 + k;
     float* d = dst + k * LD + r0;
-    if (kInteriorCopies && interior(k0, k_end)) {
-      const float* q = p;
-#pragma unroll
-      for (int i = 0; i < Walk::kIters; ++i, q += stride)
-        if (Walk::in_tile(i, r0)) cp_async_f32_whole(d + i * Walk::kRowStep, q);
-      return;
-    }
-    const bool k_ok = k0 + k < k_end;
 #pragma unroll
     for (int i = 0; i < Walk::kIters; ++i, p += stride) {
       const int r = r0 + i * Walk::kRowStep;
