@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The experiments of this folder on a GPU host, from a prebuilt bundle, in parts that each end
-# well inside a 10-minute job limit; every step has its own time limit, logs to $OUT (default
-# out/experiments) and adds one line to $OUT/summary.txt, and a failed step does not stop the
-# next. Logs a later part reads (the tunes' .jsonl) are written to $OUT: on hosts that start
-# every job from a fresh copy of the tree, run the parts that share a log in one job.
+# well inside a 10-minute job limit; every step has its own time limit, logs to $OUT/PART/
+# (default out/experiments) and adds one line to $OUT/summary.txt, and a failed step does not
+# stop the next. Each finished part is rolled into $OUT/PART.tar.gz: hosts that copy a job's
+# output back often cap the number and size of files, and run 5 lost two logs left loose.
 #
 #   configs/experiments/run.sh BUNDLE PART...
 #     tests       the tensor-core kernels' GPU tests from the bundle (made --with-tests):
@@ -12,12 +12,14 @@
 #     staged      wgmma-staged-store.json on BERT's bf16 qkv and fc1, and the table (~1 min)
 #     preload     preload-ab.json on BERT's fp32 qkv and fc2, and the table (~2 min)
 #     bert-bf16   tune BERT-base dense in bf16 for 150 s, build, bench against cuBLAS (~5 min)
+#     pack-vs-tune  the committed bf16 BERT log's pack: its kernels retimed by tune --kernels,
+#                 the pack benched, and pack-vs-tune.py's split of the gap between them (~3 min)
 #
 # SIMULATE=h200 runs the tunes against the simulated device instead (a dry run of the commands
 # on a machine without a GPU; its numbers are a model's, and bench needs a GPU).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-(($# >= 2)) || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
+(($# >= 2)) || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
 [[ -x $1/dietcode ]] || { echo "run.sh: no $1/dietcode (scripts/bundle-binaries.sh makes it)" >&2; exit 1; }
 bundle=$(cd "$1" && pwd)
 shift
@@ -33,27 +35,29 @@ fi
 x=configs/experiments
 w=configs/workloads
 
-# step NAME LIMIT COMMAND...: output in $OUT/NAME.log, one line in the summary.
+# step NAME LIMIT COMMAND...: output in $dir/NAME.log, one line in the summary.
 step() {
   local name=$1 limit=$2 start=$SECONDS rc
   shift 2
   echo "== $name: $*"
-  timeout "$limit" "$@" >"$OUT/$name.log" 2>&1
+  timeout "$limit" "$@" >"$dir/$name.log" 2>&1
   rc=$?
   echo "$name: exit $rc, $((SECONDS - start)) s" | tee -a "$OUT/summary.txt"
-  tail -n 25 "$OUT/$name.log"
+  tail -n 25 "$dir/$name.log"
 }
 
 # ab NAME WORKLOAD OPS LIST LIMIT: time a kernel list on some ops, then each kernel against the
 # fastest per instance.
 ab() {
-  rm -f "$OUT/$1.jsonl"
   step "$1" "$5" "$dietcode" tune "$w/$2" --ops "$3" --kernels "$x/$4" "${simulate[@]}" \
-    -o "$OUT/$1.jsonl"
-  step "$1-by-kernel" 60 "$dietcode" inspect "$OUT/$1.jsonl" --by-kernel
+    -o "$dir/$1.jsonl"
+  step "$1-by-kernel" 60 "$dietcode" inspect "$dir/$1.jsonl" --by-kernel
 }
 
 for part in "$@"; do
+  dir=$OUT/$part
+  rm -rf "$dir" "$OUT/$part.tar.gz"
+  mkdir -p "$dir"
   case $part in
     tests)
       if [[ -x $bundle/run-gpu-tests ]]; then
@@ -69,16 +73,32 @@ for part in "$@"; do
     staged) ab staged bert_base_dense_bf16.json qkv,fc1 wgmma-staged-store.json 120 ;;
     preload) ab preload bert_base_dense.json qkv,fc2 preload-ab.json 180 ;;
     bert-bf16)
-      rm -f "$OUT/bert_bf16.jsonl"
-      mkdir -p "$OUT/bert_bf16"
+      mkdir -p "$dir/pack"
       step bert-bf16-tune 240 "$dietcode" tune "$w/bert_base_dense_bf16.json" --time-budget 150s \
-        "${simulate[@]}" -o "$OUT/bert_bf16.jsonl"
+        "${simulate[@]}" -o "$dir/bert_bf16.jsonl"
       step bert-bf16-build 120 "$dietcode" build "$w/bert_base_dense_bf16.json" \
-        --log "$OUT/bert_bf16.jsonl" "${allow_simulated[@]}" -o "$OUT/bert_bf16/libbert_dense_bf16.so"
-      step bert-bf16-bench 120 "$dietcode" bench "$OUT/bert_bf16/libbert_dense_bf16.so" \
-        --baseline cublas --repeats 20 --json "$OUT/bert_bf16-vs-cublas.json" \
-        --csv "$OUT/bert_bf16-vs-cublas.csv" --plot "$OUT/bert_bf16-vs-cublas.svg"
+        --log "$dir/bert_bf16.jsonl" "${allow_simulated[@]}" -o "$dir/pack/libbert_dense_bf16.so"
+      step bert-bf16-bench 120 "$dietcode" bench "$dir/pack/libbert_dense_bf16.so" \
+        --baseline cublas --repeats 20 --json "$dir/bert_bf16-vs-cublas.json" \
+        --csv "$dir/bert_bf16-vs-cublas.csv" --plot "$dir/bert_bf16-vs-cublas.svg"
+      rm -rf "$dir/pack"  # rebuilt from the log in seconds, and too large to ship back
       ;;
-    *) echo "run.sh: unknown part \"$part\" (tests, widths, staged, preload, bert-bf16)" >&2 ;;
+    pack-vs-tune)
+      mkdir -p "$dir/pack"
+      step pvt-build 120 "$dietcode" build "$w/bert_base_dense_bf16.json" \
+        --log configs/tuned/h200/bert_base_dense_bf16.jsonl.gz "${allow_simulated[@]}" \
+        -o "$dir/pack/libbert_dense_bf16.so"
+      step pvt-inspect 60 "$dietcode" inspect "$dir/pack/libbert_dense_bf16.so" --json
+      step pvt-list 60 "$x/pack-vs-tune.py" "$dir/pvt-inspect.log" --kernel-list "$dir/kernels.json"
+      step pvt-retime 240 "$dietcode" tune "$w/bert_base_dense_bf16.json" --kernels "$dir/kernels.json" \
+        "${simulate[@]}" -o "$dir/retimed.jsonl"
+      step pvt-bench 120 "$dietcode" bench "$dir/pack/libbert_dense_bf16.so" --baseline cublas \
+        --repeats 20 --csv "$dir/bench.csv"
+      step pvt-split 60 "$x/pack-vs-tune.py" "$dir/pvt-inspect.log" --bench "$dir/bench.csv" \
+        --retimed "$dir/retimed.jsonl"
+      rm -rf "$dir/pack"
+      ;;
+    *) echo "run.sh: unknown part \"$part\" (tests, widths, staged, preload, bert-bf16, pack-vs-tune)" >&2 ;;
   esac
+  tar czf "$OUT/$part.tar.gz" -C "$OUT" "$part" && rm -rf "$dir"
 done
