@@ -46,9 +46,14 @@
 //   same tile of W then run at the same time and share it through L2: a W larger than L2
 //   (Llama-7B's: 90 MB) is read from memory once, not once per M tile, when a grid takes
 //   several waves.
-// * Launch: grid (ceil(N/BN), min(ceil(M/BM), 65535), batch*SPLITK), 128 * (1 + WG_M)
-//   threads, params (args) or with PRODUCER 1 (args, map of X, map of W), dynamic shared memory STAGES * (BM + BN) * 128 + 2048 bytes (tiles start at the
-//   next 1024-byte boundary; the barriers follow them). X, W, Y 16-byte aligned.
+// * M_TILES (host side only): the grid has ceil(M tiles / M_TILES) blocks along y and a block
+//   walks M tiles gridDim.y apart, which it always could (for M past 65535 tiles). The ring runs
+//   on across tiles, so while the consumers store one tile the producer already fills stages
+//   for the next: the pipeline fills once per block. The kernel itself does not read M_TILES.
+// * Launch: grid (ceil(N/BN), min(ceil(ceil(M/BM)/M_TILES), 65535), batch*SPLITK), 128 * (1 + WG_M)
+//   threads, params (args) or with PRODUCER 1 (args, map of X, map of W), dynamic shared memory
+//   STAGES * (BM + BN) * 128 + 2048 bytes (tiles start at the next 1024-byte boundary; the barriers
+//   follow them). X, W, Y 16-byte aligned.
 
 #include "dietcode_args.h"
 #include "dietcode_tc.h"
@@ -80,6 +85,9 @@
 #ifndef M_FASTEST
 #define M_FASTEST 0  // 1: blocks in launch order walk M tiles first
 #endif
+#ifndef M_TILES
+#define M_TILES 1  // M tiles per block: the launch plan's grid, not the kernel, applies it
+#endif
 
 #if WG_M < 1 || WG_M > 4
 #error "WG_M must be in 1..4"
@@ -104,6 +112,12 @@
 #endif
 #if M_FASTEST != 0 && M_FASTEST != 1
 #error "M_FASTEST must be 0 or 1"
+#endif
+#if M_TILES < 1 || M_TILES > 4
+#error "M_TILES must be in 1..4"
+#endif
+#if M_FASTEST == 1 && M_TILES != 1
+#error "M_FASTEST renumbers a grid with one block per M tile: it needs M_TILES == 1"
 #endif
 #if EPI_SMEM == 1 && SPLITK != 1
 #error "EPI_SMEM stages final outputs: it needs SPLITK == 1"

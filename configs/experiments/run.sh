@@ -12,6 +12,7 @@
 #     staged      wgmma-staged-store.json on BERT's bf16 qkv and fc1, and the table (~1 min)
 #     preload     preload-ab.json on BERT's fp32 qkv and fc2, and the table (~2 min)
 #     bert-bf16   tune BERT-base dense in bf16 for 150 s, build, bench against cuBLAS (~5 min)
+#     m-tiles     wgmma-m-tiles.json on BERT's bf16 qkv, proj and fc1, and the table (~2 min)
 #     pack-vs-tune  the committed bf16 BERT log's pack: its kernels retimed by tune --kernels,
 #                 the pack benched, and pack-vs-tune.py's split of the gap between them (~3 min)
 #
@@ -19,7 +20,7 @@
 # on a machine without a GPU; its numbers are a model's, and bench needs a GPU).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-(($# >= 2)) || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
+(($# >= 2)) || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
 [[ -x $1/dietcode ]] || { echo "run.sh: no $1/dietcode (scripts/bundle-binaries.sh makes it)" >&2; exit 1; }
 bundle=$(cd "$1" && pwd)
 shift
@@ -72,6 +73,7 @@ for part in "$@"; do
     widths) ab widths llama7b_mlp.json gate,down wgmma-widths.json 240 ;;
     staged) ab staged bert_base_dense_bf16.json qkv,fc1 wgmma-staged-store.json 120 ;;
     preload) ab preload bert_base_dense.json qkv,fc2 preload-ab.json 180 ;;
+    m-tiles) ab m-tiles bert_base_dense_bf16.json qkv,proj,fc1 wgmma-m-tiles.json 180 ;;
     bert-bf16)
       mkdir -p "$dir/pack"
       step bert-bf16-tune 240 "$dietcode" tune "$w/bert_base_dense_bf16.json" --time-budget 150s \
@@ -98,7 +100,7 @@ for part in "$@"; do
         --retimed "$dir/retimed.jsonl"
       rm -rf "$dir/pack"
       ;;
-    *) echo "run.sh: unknown part \"$part\" (tests, widths, staged, preload, bert-bf16, pack-vs-tune)" >&2 ;;
+    *) echo "run.sh: unknown part \"$part\" (tests, widths, staged, preload, m-tiles, bert-bf16, pack-vs-tune)" >&2 ;;
   esac
   tar czf "$OUT/$part.tar.gz" -C "$OUT" "$part" && rm -rf "$dir"
 done

@@ -79,9 +79,11 @@ std::string kernel_line(const json& k, bool cpu) {
         regs += fmt::format(", {} regs ({})", r["registers"].get<int>(), arch);
   // A TMA producer: the pack encodes tensor maps on every launch (a CUDA 12.0+ driver).
   std::string tma = plan.value("tma_box_k", 0) > 0 ? ", TMA" : "";
-  return fmt::format("{:>4}  {}  tile {}x{}, {} threads, split-K {}{}{}", k["id"].get<int>(),
+  const int m_tiles = plan.value("m_tiles_per_block", 1);
+  std::string walk = m_tiles > 1 ? fmt::format(", {} M tiles per block", m_tiles) : "";
+  return fmt::format("{:>4}  {}  tile {}x{}{}, {} threads, split-K {}{}{}", k["id"].get<int>(),
                      k["key"].get<std::string>(), plan["tile_m"].get<int>(),
-                     plan["tile_n"].get<int>(), plan["threads"].get<int>(),
+                     plan["tile_n"].get<int>(), walk, plan["threads"].get<int>(),
                      plan["split_k"].get<int>(), tma, regs);
 }
 

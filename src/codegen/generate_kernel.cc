@@ -98,6 +98,7 @@ GeneratedKernel generate_kernel(const OpSpec& op, const MicroKernel& mk) {
   plan.dynamic_smem_bytes = res.dynamic_smem_bytes;
   plan.tile_m = chain_product(space, params, "BM");
   plan.tile_n = chain_product(space, params, "BN");
+  plan.m_tiles_per_block = params.count("M_TILES") ? params.at("M_TILES") : 1;
   plan.split_k = params.count("SPLITK") ? params.at("SPLITK") : 1;
   if (plan.split_k > 1) plan.reduce_entry = plan.entry + "_reduce";
 

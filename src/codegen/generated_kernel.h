@@ -14,8 +14,9 @@
 namespace dietcode {
 
 // How to launch a generated kernel for a concrete GemmShape:
-//   grid = (ceil(N / tile_n), min(ceil(M / tile_m), 65535), batch * split_k), block = threads
-// (kernels loop over M tiles when the grid's y is clamped, so any M is covered), then, when
+//   grid = (ceil(N / tile_n), min(ceil(ceil(M / tile_m) / m_tiles_per_block), 65535),
+//           batch * split_k), block = threads
+// (kernels loop over M tiles gridDim.y apart, so any M is covered), then, when
 // reduce_entry is set, the split-K reduction kernel over the workspace:
 //   grid = (ceil(batch * M * N / (4 * reduce_threads)), 1, 1), block = reduce_threads.
 struct LaunchPlan {
@@ -23,6 +24,10 @@ struct LaunchPlan {
   int threads = 0;
   int dynamic_smem_bytes = 0;  // > 48 KB needs the opt-in attribute
   int tile_m = 0, tile_n = 0;
+  // M tiles each block computes in turn (dense_wgmma's M_TILES): with more than one, a block's
+  // producer loads the next tile while its consumers store the last, and a grid that would take
+  // 1.8 waves takes one. 1 for every other template.
+  int m_tiles_per_block = 1;
   int split_k = 1;
   std::string reduce_entry;  // "" when the main kernel writes C itself
   int reduce_threads = 256;

@@ -33,7 +33,8 @@ int64_t LaunchPlan::workspace_bytes(const GemmShape& shape) const {
 void LaunchPlan::grid(const GemmShape& shape, unsigned dims[3]) const {
   check_shape(shape);
   const int64_t x = ceil_div(shape.N, tile_n);
-  const int64_t y = std::min(ceil_div(shape.M, tile_m), kMaxGridYZ);
+  const int64_t y =
+      std::min(ceil_div(ceil_div(shape.M, tile_m), std::max(1, m_tiles_per_block)), kMaxGridYZ);
   const int64_t z = shape.batch * split_k;
   if (x > kMaxGridX || z > kMaxGridYZ)
     throw UserError(

@@ -20,10 +20,11 @@ constexpr int kMaxReservedSmemPerBlock = 1024;
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
-GridDims grid_of(int tile_m, int tile_n, int split_k, const GemmShape& shape) {
+GridDims grid_of(int tile_m, int tile_n, int split_k, int m_tiles_per_block,
+                 const GemmShape& shape) {
   GridDims g;
   g.x = ceil_div(shape.N, std::max(1, tile_n));
-  g.y = ceil_div(shape.M, std::max(1, tile_m));
+  g.y = ceil_div(ceil_div(shape.M, std::max(1, tile_m)), std::max(1, m_tiles_per_block));
   g.z = shape.batch * std::max(1, split_k);
   return g;
 }
@@ -78,7 +79,7 @@ OccupancyLimits occupancy_limits(const GpuSpec& gpu, int threads, int registers_
 }
 
 GridDims main_grid(const LaunchPlan& plan, const GemmShape& shape) {
-  return grid_of(plan.tile_m, plan.tile_n, plan.split_k, shape);
+  return grid_of(plan.tile_m, plan.tile_n, plan.split_k, plan.m_tiles_per_block, shape);
 }
 
 double wave_occupancy_factor(int64_t blocks, int blocks_per_sm, int sms, double gamma) {
@@ -113,6 +114,7 @@ KernelProfile make_profile(const KernelCandidate& c) {
   p.tile_n = std::max(1, c.plan.tile_n);
   p.bk = k_tile(c);
   p.split_k = std::max(1, c.plan.split_k);
+  p.m_tiles_per_block = std::max(1, c.plan.m_tiles_per_block);
   p.has_reduce = !c.plan.reduce_entry.empty();
   p.element_bytes = element_bytes(c.dtype);
   p.sms = std::max(1, c.gpu.sms);
@@ -143,7 +145,12 @@ AnalyticTerms analytic_terms(const KernelProfile& p, const GemmShape& shape,
   if (p.target == Target::kCpu) return x86_analytic_terms(p, shape, params);
   AnalyticTerms t;
   t.flops = shape.flops();
-  t.grid_blocks = grid_of(p.tile_m, p.tile_n, p.split_k, shape).blocks();
+  const GridDims grid = grid_of(p.tile_m, p.tile_n, p.split_k, p.m_tiles_per_block, shape);
+  t.grid_blocks = grid.blocks();
+  // Blocks walk M tiles grid.y apart, so the longest walk is ceil(M tiles / grid.y) and the
+  // grid runs as long as it: blocks with a shorter walk leave that share of their slots idle.
+  const int64_t m_tiles = ceil_div(shape.M, p.tile_m);
+  t.split_balance = double(m_tiles) / double(grid.y * ceil_div(m_tiles, grid.y));
   t.blocks_per_sm = p.occupancy.blocks_per_sm;
   t.sms = p.sms;
   t.f_pad = padding_of(p.tile_m, p.tile_n, p.bk, p.split_k, shape);

@@ -64,7 +64,8 @@ struct GridDims {
   int64_t blocks() const { return x * y * z; }
 };
 
-// The main kernel's grid: (ceil(N / tile_n), ceil(M / tile_m), batch * split_k).
+// The main kernel's grid: (ceil(N / tile_n), ceil(ceil(M / tile_m) / m_tiles_per_block),
+// batch * split_k), without the launch's clamp of y.
 GridDims main_grid(const LaunchPlan& plan, const GemmShape& shape);
 
 // f_occ for a grid of `blocks` on `sms` SMs holding `blocks_per_sm` each. 0 when
@@ -81,6 +82,7 @@ double padding_factor(const LaunchPlan& plan, int bk, const GemmShape& shape);
 // search can score it on hundreds of shapes cheaply.
 struct KernelProfile {
   int tile_m = 1, tile_n = 1, bk = 1, split_k = 1;
+  int m_tiles_per_block = 1;  // M tiles a block walks in turn (dense_wgmma's M_TILES)
   bool has_reduce = false;
   int element_bytes = 4;
   int sms = 1;
@@ -116,7 +118,10 @@ struct AnalyticTerms {
   // its threads); 1 on a GPU, whose waves f_occ models. Multiplies f_occ. with_params sets it
   // from the fields below and the params' packing cost.
   double balance = 1;
-  double split_balance = 1;        // the busiest thread's share of the register tiles (CPU)
+  // The CPU's: the busiest thread's share of the register tiles. A GPU's: the share of its
+  // blocks' M-tile walks that have a tile to compute (below 1 when M_TILES leaves the last row
+  // of the grid short).
+  double split_balance = 1;
   double thread_fma_flops = 0;     // that thread's FMAs (CPU; 0: nothing beside them)
   double thread_packed_elements = 0;  // the elements it packs
   double thread_side_flops = 0;    // its other side work (transposed stores), in FLOPs

@@ -43,6 +43,7 @@ const std::vector<std::string>& feature_names() {
                                 "tma_producer",
                                 "staged_store",
                                 "m_fastest",
+                                "m_tiles_per_block",
                                 "epilogue_work",
                                 "cpu",
                                 "vector_lanes",
@@ -128,6 +129,7 @@ KernelFeatures kernel_features(const KernelCandidate& c) {
   set(Feature::kTmaProducer, c.mk.get_or("PRODUCER", 0) == 1 ? 1 : 0);
   set(Feature::kStagedStore, c.mk.get_or("EPI_SMEM", 0) == 1 ? 1 : 0);
   set(Feature::kMFastest, c.mk.get_or("M_FASTEST", 0) == 1 ? 1 : 0);
+  set(Feature::kMTilesPerBlock, std::max(1, c.plan.m_tiles_per_block));
   return f;
 }
 

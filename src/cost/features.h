@@ -64,11 +64,12 @@ enum class Feature : int {
   kTileIntensity,      // FLOPs per byte loaded from global memory by one block tile
   kSharedLoadsPerFma,  // operand loads from shared memory per FMA, per thread
   kBlocksPerSm,
-  kOccupancy,    // resident warps / max warps at a full grid
-  kTmaProducer,  // 1 when stages are filled by TMA tensor copies (dense_wgmma PRODUCER=1)
-  kStagedStore,  // 1 when outputs leave through shared memory (dense_wgmma EPI_SMEM=1)
-  kMFastest,     // 1 when blocks in launch order walk M tiles first (dense_wgmma M_FASTEST=1)
-  kEpilogueWork,  // the fused epilogue's arithmetic per output element, roughly (both targets)
+  kOccupancy,       // resident warps / max warps at a full grid
+  kTmaProducer,     // 1 when stages are filled by TMA tensor copies (dense_wgmma PRODUCER=1)
+  kStagedStore,     // 1 when outputs leave through shared memory (dense_wgmma EPI_SMEM=1)
+  kMFastest,        // 1 when blocks in launch order walk M tiles first (dense_wgmma M_FASTEST=1)
+  kMTilesPerBlock,  // M tiles a block computes in turn (dense_wgmma M_TILES; 1 elsewhere)
+  kEpilogueWork,    // the fused epilogue's arithmetic per output element, roughly (both targets)
   // The CPU target's (NaN for GPU templates, but kCpu, which is 0 there).
   kCpu,                 // 1 for x86 templates
   kVectorLanes,         // fp32 lanes of a vector register: 8 (AVX2), 16 (AVX-512)

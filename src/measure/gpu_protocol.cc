@@ -22,7 +22,8 @@ json kernel_to_json(const WorkerKernel& k) {
             {"reduce_entry", p.reduce_entry},
             {"reduce_threads", p.reduce_threads},
             {"min_alignment_bytes", p.min_alignment_bytes},
-            {"tma_box_k", p.tma_box_k}};
+            {"tma_box_k", p.tma_box_k},
+            {"m_tiles_per_block", p.m_tiles_per_block}};
   if (!p.prepacked_entry.empty()) {
     j["prepack_entry"] = p.prepack_entry;
     j["prepacked_entry"] = p.prepacked_entry;
@@ -49,6 +50,8 @@ WorkerKernel kernel_from_json(const json& j) {
   p.min_alignment_bytes = j.at("min_alignment_bytes").get<int>();
   p.tma_box_k = j.at("tma_box_k").get<int>();
   if (p.tma_box_k < 0) throw std::invalid_argument("negative tma_box_k");
+  p.m_tiles_per_block = j.value("m_tiles_per_block", 1);
+  if (p.m_tiles_per_block < 1) throw std::invalid_argument("m_tiles_per_block below 1");
   if (j.contains("prepacked_entry")) {
     p.prepack_entry = j.at("prepack_entry").get<std::string>();
     p.prepacked_entry = j.at("prepacked_entry").get<std::string>();

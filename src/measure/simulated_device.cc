@@ -244,14 +244,19 @@ SimulatedTiming SimulatedDevice::model(const MeasureInput& input, const GemmShap
   int stages = std::max(1, input.mk.get_or("STAGES", 2));
   int64_t k_slice = ceil_div(shape.K, plan.split_k);
   int64_t k_tiles = ceil_div(k_slice, bk);
-  t.blocks =
-      ceil_div(shape.M, plan.tile_m) * ceil_div(shape.N, plan.tile_n) * shape.batch * plan.split_k;
+  // A block walks m_tiles_per_block M tiles in turn, its loads running on from one to the next.
+  const int64_t m_tiles = ceil_div(shape.M, plan.tile_m);
+  const int walk = std::max(1, plan.m_tiles_per_block);
+  const int64_t tiles = m_tiles * ceil_div(shape.N, plan.tile_n) * shape.batch * plan.split_k;
+  t.blocks = ceil_div(m_tiles, walk) * ceil_div(shape.N, plan.tile_n) * shape.batch * plan.split_k;
   t.blocks_on_busiest_sm = ceil_div(t.blocks, gpu_.sms);
-  double block_flops = 2.0 * plan.tile_m * plan.tile_n * double(k_tiles * bk);
+  const int64_t tiles_per_block = ceil_div(m_tiles, ceil_div(m_tiles, walk));  // the longest walk
+  const int64_t block_k_tiles = k_tiles * tiles_per_block;  // the k-tiles a block's loop runs
+  double block_flops = 2.0 * plan.tile_m * plan.tile_n * double(block_k_tiles * bk);
   double sm_flops_per_us = peak_tflops * 1e6 / gpu_.sms;
   double block_us = block_flops / (sm_flops_per_us * t.tile_efficiency);
   // With stages - 1 tiles in flight, a block's k-loop cannot go faster than its loads arrive.
-  double latency_floor_us = double(k_tiles) * kMemoryLatencyUs / std::max(1, stages - 1);
+  double latency_floor_us = double(block_k_tiles) * kMemoryLatencyUs / std::max(1, stages - 1);
   int warps_per_block = int(ceil_div(plan.threads, gpu_.warp_size));
   auto wave_us = [&](int64_t concurrent) {
     double busy = concurrent * block_us / latency_hiding(double(concurrent * warps_per_block));
@@ -270,7 +275,7 @@ SimulatedTiming SimulatedDevice::model(const MeasureInput& input, const GemmShap
   if (auto conv = conv_geometry(input, shape))
     a_elements = double(conv->n) * conv->h * conv->w * conv->c;
   double dram_bytes = (a_elements + double(shape.batch) * shape.N * shape.K) * eb + mn * eb;
-  double l2_bytes = double(t.blocks) * (plan.tile_m + plan.tile_n) * double(k_tiles * bk) * eb;
+  double l2_bytes = double(tiles) * (plan.tile_m + plan.tile_n) * double(k_tiles * bk) * eb;
   double partials = plan.split_k > 1 ? mn * plan.split_k * 4 : 0;               // fp32 partial sums
   if (plan.split_k > 1 && plan.reduce_entry.empty()) l2_bytes += 2 * partials;  // atomics in L2
   if (plan.split_k > 1 && !plan.reduce_entry.empty()) dram_bytes += partials;

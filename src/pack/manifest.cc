@@ -46,6 +46,7 @@ static json plan_json(const LaunchPlan& p) {
             {"min_alignment_bytes", p.min_alignment_bytes}};
   // Only for kernels with a TMA producer, so manifests of other packs read as before.
   if (p.tma_box_k > 0) j["tma_box_k"] = p.tma_box_k;
+  if (p.m_tiles_per_block > 1) j["m_tiles_per_block"] = p.m_tiles_per_block;
   return j;
 }
 

@@ -14,6 +14,7 @@
 //             "kernels": [{"id": 0, "template": "dense_f32", "params": {...}, "key": "...",
 //                          "plan": {"entry": ..., "threads": 256, "tile_m": 64, ...},
 //                                   // + "tma_box_k": 64 for a kernel that takes tensor maps
+//                                   // + "m_tiles_per_block": n when a block walks n M tiles
 //                          "resources": {"sm_90": {"registers": 96, ...}}}],
 //             "tree": {"vars": ["T"], "root": {...}},          // decision_tree.h
 //             "dispatchers": [{"archs": ["sm_90a"], "tree": {...}},   // only when the archs

@@ -107,9 +107,9 @@ class CudaPackTarget : public PackTarget {
         ptx_cc = std::to_string(dietcode::arch_number(kernel.compiled.ptx_arch));
       }
       rows += "    {" + c_string_literal(plan.entry) + ", " + c_string_literal(plan.reduce_entry) +
-              ", " + std::to_string(plan.threads) + ", " +
-              std::to_string(plan.dynamic_smem_bytes) + ", " + std::to_string(plan.tile_m) +
-              ", " + std::to_string(plan.tile_n) + ", " + std::to_string(plan.split_k) + ", " +
+              ", " + std::to_string(plan.threads) + ", " + std::to_string(plan.dynamic_smem_bytes) +
+              ", " + std::to_string(plan.tile_m) + ", " + std::to_string(plan.tile_n) + ", " +
+              std::to_string(plan.m_tiles_per_block) + ", " + std::to_string(plan.split_k) + ", " +
               std::to_string(plan.reduce_threads) + ", " +
               std::to_string(plan.min_alignment_bytes) + ", " + std::to_string(plan.tma_box_k) +
               ", cubins_" + kid + ", " + std::to_string(n_images) + ", " + ptx + ", " + ptx_cc +

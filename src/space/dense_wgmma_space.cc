@@ -10,6 +10,10 @@
 // MMA, decides these kernels at many shapes: Llama-7B's gate (N = 11008) in power-of-two tiles
 // gives 86 or 172 blocks on 132 SMs at M = 129..256, a third of the GPU idle for the whole run,
 // where 2 x 66 blocks of 168 columns fill it. The cost model's wave term ranks them.
+// M_TILES > 1 shortens the grid instead: each block computes M_TILES tiles of one column in
+// turn, and since its producer runs ahead into the next tile while its consumers store the last,
+// the pipeline fills once per block, not once per tile. At short K (BERT's 768: 12 k-tiles) the
+// fill and the store are a large share of a tile, and a grid of 1.8 waves becomes one.
 // Constraints mirror the #error lines of templates/dense_wgmma.cu.
 #include <algorithm>
 #include <cstdint>
@@ -57,6 +61,11 @@ TemplateSpace make_space() {
       {"PRODUCER", {0, 1}, 0, "how stages are filled: 0 cp.async, 1 TMA tensor copies"},
       {"EPI_SMEM", {0, 1}, 0, "1: outputs staged through shared memory, stored 16 bytes at a time"},
       {"M_FASTEST", {0, 1}, 0, "1: blocks in launch order walk M tiles first (W shared in L2)"},
+      {"M_TILES",
+       {1, 2, 3, 4},
+       1,
+       "M tiles a block computes in turn (the grid's y divided by it): the producer loads the "
+       "next tile's stages while the consumers store the last"},
   };
   s.chains = {{"BM", {"WG_M", "WGM"}}, {"BN", {"BN"}}};
 
@@ -96,6 +105,18 @@ TemplateSpace make_space() {
          return mk.get("EPI_SMEM") == 0 || mk.get("SPLITK") == 1;
        },
        {"EPI_SMEM", "SPLITK"}},
+      {"M_FASTEST == 0 or M_TILES == 1 (M-first numbering needs a block per M tile)",
+       [](const MicroKernel& mk, const SpaceContext&) {
+         return mk.get("M_FASTEST") == 0 || mk.get("M_TILES") == 1;
+       },
+       {"M_FASTEST", "M_TILES"}},
+      {"BM x M_TILES <= 1.1 x largest M, rounded up to a power of two (a walk of more M tiles "
+       "than any shape has is the same kernel as a shorter one)",
+       [](const MicroKernel& mk, const SpaceContext& c) {
+         return mk.get("M_TILES") == 1 ||
+                int64_t(G::of(mk).bm) * mk.get("M_TILES") <= tile_upper_bound(c.largest.M, 64);
+       },
+       {"WG_M", "WGM", "M_TILES"}},
       {"PRODUCER == 0 or K is static and a multiple of 8 (a tensor map's rows are 16-byte "
        "aligned)",
        [](const MicroKernel& mk, const SpaceContext& c) {

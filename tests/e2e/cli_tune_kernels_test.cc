@@ -203,6 +203,36 @@ TEST_F(CliTuneKernels, BadListsExitOneWithOneLineAndNoLog) {
   EXPECT_FALSE(fs::exists(dir_ / "ab.jsonl"));
 }
 
+// dense_wgmma's M_TILES changes the grid the host launches, not the binary: kernels that differ
+// in it alone compile to the same CUBIN and must still each be timed, not set aside as
+// duplicates of one another.
+TEST_F(CliTuneKernels, KernelsThatDifferOnlyInTheirGridAreNotDuplicates) {
+  tmp_.write("bf16.json", R"({"name": "w", "shape_vars": {"T": {"min": 1, "max": 8}},
+      "ops": [{"name": "fc", "op": "dense", "dtype": "bfloat16", "M": "64*T", "N": 256,
+               "K": 128}]})");
+  tmp_.write("walks.json", R"([
+    {"template": "dense_wgmma", "params": {"WG_M": 1, "BN": 64, "STAGES": 2, "M_TILES": 1}},
+    {"template": "dense_wgmma", "params": {"WG_M": 1, "BN": 64, "STAGES": 2, "M_TILES": 2}},
+    {"template": "dense_wgmma", "params": {"WG_M": 1, "BN": 64, "STAGES": 2, "M_TILES": 4}}
+  ])");
+  CommandOptions options;
+  options.cwd = dir_.string();
+  options.env = {{"DIETCODE_CACHE_DIR", cache_.string()}};
+  CommandResult r = test::run_cli({"tune", "bf16.json", "--simulate", "h100", "--kernels",
+                                   "walks.json", "--runoff", "0", "-o", "walks.jsonl"},
+                                  options);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out + r.err, HasSubstr("3 measured, 0 rejected, 0 failed, 0 duplicate"));
+  std::set<int> walks;
+  std::istringstream in(log("walks.jsonl"));
+  for (std::string line; std::getline(in, line);) {
+    const json j = json::parse(line, nullptr, false);
+    if (!j.is_discarded() && j.value("kind", "") == "measurement")
+      walks.insert(j["mk"]["params"]["M_TILES"].get<int>());
+  }
+  EXPECT_EQ(walks, (std::set<int>{1, 2, 4}));
+}
+
 TEST_F(CliTuneKernels, OnThisCpuTheListIsTimedForReal) {
   if (detect_host_cpu().isa_level_number < 3)
     GTEST_SKIP() << "this CPU is below x86-64-v3, which every CPU template needs";

@@ -110,6 +110,16 @@ std::vector<Sample> samples() {
     auto m_first = wg(1, 88, 4, 2, 1);
     m_first["M_FASTEST"] = 1;
     s.push_back({"wgmma tma 64x88 M tiles first splitk2", "dense_wgmma", m_first});
+    // Blocks that walk several M tiles in turn (samples 22, 23): up to 1000 rows are 8 tiles of
+    // 128 or 16 of 64, so walks of 3 and 2 leave the last block row short.
+    auto walking = [](std::map<std::string, int> p, int m_tiles) {
+      p["M_TILES"] = m_tiles;
+      return p;
+    };
+    s.push_back({"wgmma tma 128x144 3 M tiles a block staged store", "dense_wgmma",
+                 walking(staged(wg(2, 144, 5, 1, 1)), 3)});
+    s.push_back({"wgmma cp.async 64x96 2 M tiles a block splitk2", "dense_wgmma",
+                 walking(wg(1, 96, 4, 2), 2)});
   }
   return s;
 }

@@ -284,5 +284,20 @@ TEST(DenseWgmmaTemplate, TmaProducerPlanAndRefusals) {
   EXPECT_NE(build.log.find("the TMA producer needs K % 8 == 0"), std::string::npos) << build.log;
 }
 
+// M_TILES only shapes the grid, but the template still refuses what the space forbids: a walk
+// of more than four tiles, and M-first numbering, which needs a block per M tile.
+TEST(DenseWgmmaTemplate, RefusesMTilesOutsideItsRangeAndWithMFastest) {
+  const std::string source = load_template_source("dense_wgmma.cu");
+  const auto walk = testing::nvrtc_build("dense_wgmma.cu", source, {"-DM_TILES=2"}, "sm_90a");
+  EXPECT_TRUE(walk.ok) << walk.log;
+  const auto too_long = testing::nvrtc_build("dense_wgmma.cu", source, {"-DM_TILES=5"}, "sm_90a");
+  EXPECT_FALSE(too_long.ok);
+  EXPECT_NE(too_long.log.find("M_TILES must be in 1..4"), std::string::npos) << too_long.log;
+  const auto renumbered =
+      testing::nvrtc_build("dense_wgmma.cu", source, {"-DM_TILES=3", "-DM_FASTEST=1"}, "sm_90a");
+  EXPECT_FALSE(renumbered.ok);
+  EXPECT_NE(renumbered.log.find("it needs M_TILES == 1"), std::string::npos) << renumbered.log;
+}
+
 }  // namespace
 }  // namespace dietcode

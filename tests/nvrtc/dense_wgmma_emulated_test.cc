@@ -254,6 +254,7 @@ namespace m2 {
 #include "nvrtc/tc_emulation_undef.h"
 // clang-format on
 
+#include "codegen/generated_kernel.h"
 #include "nvrtc/tc_emulated_case.h"
 
 namespace dietcode {
@@ -432,6 +433,42 @@ TEST(DenseWgmmaEmulatedMFastest, TmaTwoConsumersN88SplitK2) {
   const auto k = EMU_TMA_KERNEL(m2, DType::kFloat16, Epilogue::kRelu);
   run_case(k, 300, 177, 200);
   run_shape(k, EmuShape{2, 129, 89, 136, 8});
+}
+
+// M_TILES: the launch plan's grid gives each block several M tiles of one column, which it
+// computes in turn with the ring running on from one to the next (the producer fills the next
+// tile's stages while the consumers store the last). The grid here is LaunchPlan's own.
+void run_walking(const testing::EmuKernel& k, int m_tiles_per_block, int64_t M, int64_t N,
+                 int64_t K) {
+  LaunchPlan plan;
+  plan.tile_m = k.bm, plan.tile_n = k.bn, plan.split_k = k.split_k;
+  plan.m_tiles_per_block = m_tiles_per_block;
+  unsigned dims[3];
+  plan.grid(GemmShape{1, M, N, K}, dims);
+  const int64_t m_tiles = (M + k.bm - 1) / k.bm;
+  EXPECT_EQ(dims[1], unsigned((m_tiles + m_tiles_per_block - 1) / m_tiles_per_block));
+  SCOPED_TRACE("M_TILES=" + std::to_string(m_tiles_per_block));
+  run_case(k, M, N, K, dims[1]);
+}
+
+TEST(DenseWgmmaEmulatedMTiles, EveryWalkLengthWithBothProducersAndSplitK) {
+  const auto cp_async = EMU_KERNEL(w5, DType::kBFloat16, Epilogue::kBias);
+  const auto tma = EMU_TMA_KERNEL(t3, DType::kBFloat16, Epilogue::kRelu);
+  const auto split = EMU_KERNEL(w2, DType::kFloat16, Epilogue::kBiasGelu);
+  for (int walk : {2, 3, 4}) {
+    run_walking(cp_async, walk, 5 * 192 + 1, 97, 200);  // 6 M tiles: some walks are short
+    run_walking(tma, walk, 5 * 128 - 5, 264, 136);      // TMA and split-K 2
+    run_walking(split, walk, 4 * 128, 129, 456);        // split-K 3, K not a multiple of 64
+  }
+}
+
+TEST(DenseWgmmaEmulatedMTiles, StagedStoreStoresEveryTileOfTheWalk) {
+  const auto tma = EMU_TMA_KERNEL(s2, DType::kFloat16, Epilogue::kBiasGelu);
+  const auto cp_async = EMU_KERNEL(s1, DType::kBFloat16, Epilogue::kBias);
+  for (int walk : {2, 4}) {
+    run_walking(tma, walk, 5 * 128 + 3, 265, 136);
+    run_walking(cp_async, walk, 3 * 192 + 7, 89, 72);
+  }
 }
 
 }  // namespace

@@ -153,6 +153,28 @@ KernelCandidate gemm_candidate() {
   return c;
 }
 
+// M tiles per block (dense_wgmma's M_TILES): fewer block rows, and the slots of blocks whose
+// walk is shorter than the longest idle for the difference.
+TEST(CostGrid, BlocksThatWalkSeveralMTiles) {
+  LaunchPlan plan;
+  plan.tile_m = 128;
+  plan.tile_n = 128;
+  plan.m_tiles_per_block = 2;
+  EXPECT_EQ(main_grid(plan, {1, 1808, 2304, 768}).y, 8);  // 15 M tiles
+  plan.m_tiles_per_block = 4;
+  EXPECT_EQ(main_grid(plan, {1, 1808, 2304, 768}).y, 4);
+  KernelCandidate c = gemm_candidate();
+  c.plan.m_tiles_per_block = 2;
+  AnalyticTerms t = analytic_terms(make_profile(c), {1, 1808, 2304, 768}, AnalyticParams{});
+  EXPECT_EQ(t.grid_blocks, 18 * 8);
+  EXPECT_DOUBLE_EQ(t.split_balance, 15.0 / 16.0);  // 8 rows walk 2 tiles but there are 15
+  c.plan.m_tiles_per_block = 4;                    // 4 rows: walks of 4, 4, 4, 3
+  EXPECT_DOUBLE_EQ(analytic_terms(make_profile(c), {1, 1808, 2304, 768}, {}).split_balance,
+                   15.0 / 16.0);
+  c.plan.m_tiles_per_block = 1;
+  EXPECT_DOUBLE_EQ(analytic_terms(make_profile(c), {1, 1808, 2304, 768}, {}).split_balance, 1.0);
+}
+
 TEST(CostBytes, OperandsOnceAndSplitKWorkspace) {
   KernelCandidate c = gemm_candidate();
   c.plan.tile_m = 64;

@@ -34,6 +34,7 @@ TEST(CostFeatures, NamesAreFixedUniqueAndOrdered) {
   EXPECT_EQ(names[size_t(Feature::kTmaProducer)], "tma_producer");
   EXPECT_EQ(names[size_t(Feature::kStagedStore)], "staged_store");
   EXPECT_EQ(names[size_t(Feature::kMFastest)], "m_fastest");
+  EXPECT_EQ(names[size_t(Feature::kMTilesPerBlock)], "m_tiles_per_block");
   EXPECT_EQ(names[size_t(Feature::kTunableMR)], "MR");
   EXPECT_EQ(names.back(), "c_transposed");
 }
@@ -111,6 +112,10 @@ TEST(CostFeatures, TmaProducerOfWarpgroupKernels) {
   EXPECT_EQ(kernel_features(c)[Feature::kMFastest], 0);
   c.mk.params["M_FASTEST"] = 1;
   EXPECT_EQ(kernel_features(c)[Feature::kMFastest], 1);
+  EXPECT_EQ(kernel_features(c)[Feature::kMTilesPerBlock], 1);
+  c.plan.m_tiles_per_block = 3;
+  EXPECT_EQ(kernel_features(c)[Feature::kMTilesPerBlock], 3);
+  EXPECT_EQ(kernel_features(simt_candidate())[Feature::kMTilesPerBlock], 1);
 }
 
 // The x86 forms: the BLIS form's tile is MR x NR/lanes vectors fed by NR/lanes loads and MR

@@ -295,6 +295,26 @@ TEST_F(TensorCoreSpaces, WgmmaTileWidthsAndConsumers) {
   EXPECT_TRUE(rejected_by(wg, with(wg, {{"WG_M", 3}}), short_m, "BM <="));
 }
 
+// M_TILES: blocks walk up to four M tiles each, never with M-first numbering (which needs a
+// block per M tile), and only where the largest M has that many tiles to walk.
+TEST_F(TensorCoreSpaces, WgmmaMTilesPerBlock) {
+  EXPECT_EQ(wg.defaults().get("M_TILES"), 1);  // logs without the tunable keep a tile per block
+  const std::string pairing = "M_FASTEST == 0 or M_TILES == 1";
+  EXPECT_FALSE(rejected_by(wg, with(wg, {{"M_TILES", 4}}), ctx, pairing));
+  EXPECT_FALSE(rejected_by(wg, with(wg, {{"M_FASTEST", 1}}), ctx, pairing));
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"M_TILES", 2}, {"M_FASTEST", 1}}), ctx, pairing));
+  const std::string walk = "BM x M_TILES <=";
+  const SpaceContext m300{h100, fc1, GemmShape{1, 300, 3072, 768}};  // bound 512: 4 tiles of 128
+  EXPECT_FALSE(rejected_by(wg, with(wg, {{"M_TILES", 4}}), m300, walk));
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"M_TILES", 4}, {"WG_M", 3}}), m300, walk));
+  const SpaceContext m100{h100, fc1, GemmShape{1, 100, 3072, 768}};  // one tile of 128
+  EXPECT_TRUE(rejected_by(wg, with(wg, {{"M_TILES", 2}}), m100, walk));
+  std::set<int> walks;
+  for (const MicroKernel& m : SearchSpace(wg, ctx).enumerate().candidates)
+    walks.insert(m.get("M_TILES"));
+  EXPECT_EQ(walks, (std::set<int>{1, 2, 3, 4}));
+}
+
 TEST_F(TensorCoreSpaces, WgmmaTmaProducerOnlyForAStaticKMultipleOf8) {
   const std::string rule = "PRODUCER == 0 or K is static";
   EXPECT_EQ(wg.defaults().get("PRODUCER"), 0);  // logs without the tunable keep cp.async

@@ -13,49 +13,52 @@ namespace {
 TEST(PackRuntimeGrid, MatchesTheLaunchPlanOnEveryShape) {
   for (int tile_m : {1, 8, 24, 128})
     for (int tile_n : {4, 64, 96})
-      for (int split_k : {1, 3, 16}) {
-        LaunchPlan plan;
-        plan.tile_m = tile_m, plan.tile_n = tile_n, plan.split_k = split_k;
-        plan.reduce_threads = 256;
-        if (split_k > 1) plan.reduce_entry = "r";
-        dietcode_pack::KernelDesc k{};
-        k.tile_m = tile_m, k.tile_n = tile_n, k.split_k = split_k, k.reduce_threads = 256;
-        k.reduce_entry = split_k > 1 ? "r" : "";
-        for (int64_t batch : {int64_t(1), int64_t(2), int64_t(5000)})
-          for (int64_t m : {int64_t(1), int64_t(7), int64_t(128), int64_t(129),
-                            int64_t(65535) * 128 + 1, int64_t(1) << 26})
-            for (int64_t n : {int64_t(1), int64_t(63), int64_t(768), int64_t(3072)}) {
-              GemmShape shape{batch, m, n, 768};
-              DietcodeArgs a{};
-              a.batch = batch, a.m = m, a.n = n, a.k = 768;
-              int64_t grid[3];
-              bool fits = dietcode_pack::main_grid(k, a, grid);
-              unsigned dims[3];
-              try {
-                plan.grid(shape, dims);
-                ASSERT_TRUE(fits);
-                EXPECT_EQ(grid[0], dims[0]);
-                EXPECT_EQ(grid[1], dims[1]);
-                EXPECT_EQ(grid[2], dims[2]);
-              } catch (const UserError&) {
-                EXPECT_FALSE(fits) << batch << " " << m << " " << n;
-              }
-              EXPECT_EQ(dietcode_pack::workspace_bytes(k, a), plan.workspace_bytes(shape));
-              if (split_k > 1) {
-                int64_t reduce[3];
-                bool reduce_fits = dietcode_pack::reduce_grid(k, a, reduce);
+      for (int split_k : {1, 3, 16})
+        for (int m_tiles : {1, 2, 3}) {
+          LaunchPlan plan;
+          plan.tile_m = tile_m, plan.tile_n = tile_n, plan.split_k = split_k;
+          plan.m_tiles_per_block = m_tiles;
+          plan.reduce_threads = 256;
+          if (split_k > 1) plan.reduce_entry = "r";
+          dietcode_pack::KernelDesc k{};
+          k.tile_m = tile_m, k.tile_n = tile_n, k.split_k = split_k, k.reduce_threads = 256;
+          k.m_tiles_per_block = m_tiles;
+          k.reduce_entry = split_k > 1 ? "r" : "";
+          for (int64_t batch : {int64_t(1), int64_t(2), int64_t(5000)})
+            for (int64_t m : {int64_t(1), int64_t(7), int64_t(128), int64_t(129),
+                              int64_t(65535) * 128 + 1, int64_t(1) << 26})
+              for (int64_t n : {int64_t(1), int64_t(63), int64_t(768), int64_t(3072)}) {
+                GemmShape shape{batch, m, n, 768};
+                DietcodeArgs a{};
+                a.batch = batch, a.m = m, a.n = n, a.k = 768;
+                int64_t grid[3];
+                bool fits = dietcode_pack::main_grid(k, a, grid);
+                unsigned dims[3];
                 try {
-                  plan.reduce_grid(shape, dims);
-                  ASSERT_TRUE(reduce_fits);
-                  EXPECT_EQ(reduce[0], dims[0]);
-                  EXPECT_EQ(reduce[1], dims[1]);
-                  EXPECT_EQ(reduce[2], dims[2]);
+                  plan.grid(shape, dims);
+                  ASSERT_TRUE(fits);
+                  EXPECT_EQ(grid[0], dims[0]);
+                  EXPECT_EQ(grid[1], dims[1]);
+                  EXPECT_EQ(grid[2], dims[2]);
                 } catch (const UserError&) {
-                  EXPECT_FALSE(reduce_fits);
+                  EXPECT_FALSE(fits) << batch << " " << m << " " << n;
+                }
+                EXPECT_EQ(dietcode_pack::workspace_bytes(k, a), plan.workspace_bytes(shape));
+                if (split_k > 1) {
+                  int64_t reduce[3];
+                  bool reduce_fits = dietcode_pack::reduce_grid(k, a, reduce);
+                  try {
+                    plan.reduce_grid(shape, dims);
+                    ASSERT_TRUE(reduce_fits);
+                    EXPECT_EQ(reduce[0], dims[0]);
+                    EXPECT_EQ(reduce[1], dims[1]);
+                    EXPECT_EQ(reduce[2], dims[2]);
+                  } catch (const UserError&) {
+                    EXPECT_FALSE(reduce_fits);
+                  }
                 }
               }
-            }
-      }
+        }
 }
 
 TEST(PackRuntimeArch, PicksTheCubinForTheGpuElsePtxElseNothing) {

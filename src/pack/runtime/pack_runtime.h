@@ -33,6 +33,7 @@ struct KernelDesc {
   int threads;
   int dynamic_smem_bytes;
   int tile_m, tile_n;
+  int m_tiles_per_block; /* M tiles a block walks in turn: the grid's y is divided by it */
   int split_k;
   int reduce_threads;
   int min_alignment_bytes; /* pointers a, b, c must be aligned to this */
@@ -102,8 +103,9 @@ inline int pick_dispatcher(const OpDesc& op, int cc) {
 
 /* The launch geometry of LaunchPlan (codegen/launch_plan.cc), repeated here so the pack needs
  * nothing from dietcode at run time (a test checks the two agree):
- *   main:   grid (ceil(n / tile_n), min(ceil(m / tile_m), 65535), batch * split_k), block
- *           threads; kernels loop over M tiles, so only y is clamped, x and z must fit;
+ *   main:   grid (ceil(n / tile_n), min(ceil(ceil(m / tile_m) / m_tiles_per_block), 65535),
+ *           batch * split_k), block threads; kernels loop over M tiles gridDim.y apart, so
+ *           only y is clamped, x and z must fit;
  *   reduce: grid (ceil(batch * m * n / (4 * reduce_threads)), 1, 1), block reduce_threads;
  *   workspace: batch * split_k * m * n fp32 partial sums when split_k > 1. */
 constexpr int64_t kMaxGridX = 2147483647;
@@ -112,7 +114,7 @@ constexpr int64_t kMaxGridYZ = 65535;
 /* False when the grid does not fit one launch (including products past int64). */
 inline bool main_grid(const KernelDesc& k, const DietcodeArgs& a, int64_t grid[3]) {
   grid[0] = ceil_div(a.n, k.tile_n);
-  grid[1] = ceil_div(a.m, k.tile_m);
+  grid[1] = ceil_div(ceil_div(a.m, k.tile_m), k.m_tiles_per_block > 1 ? k.m_tiles_per_block : 1);
   if (grid[1] > kMaxGridYZ) grid[1] = kMaxGridYZ;
   grid[2] = checked_mul(a.batch, k.split_k);
   return grid[0] <= kMaxGridX && grid[2] >= 0 && grid[2] <= kMaxGridYZ;

@@ -31,8 +31,8 @@ const CubinImage cubins_plain[] = {
 // Kernel 0 asks only 2-byte alignment of its pointers, so the TMA's own 16-byte rule is what
 // refuses a misaligned operand (a generated wgmma kernel asks 16 itself).
 const KernelDesc kernels[] = {
-    {"dietcode_dense_wgmma", "", 384, 98304, 128, 256, 1, 256, 2, 64, cubins_tma, 1, nullptr, 0},
-    {"dietcode_dense_tc", "", 128, 0, 64, 64, 1, 256, 16, 0, cubins_plain, 1, nullptr, 0},
+    {"dietcode_dense_wgmma", "", 384, 98304, 128, 256, 1, 1, 256, 2, 64, cubins_tma, 1, nullptr, 0},
+    {"dietcode_dense_tc", "", 128, 0, 64, 64, 1, 1, 256, 16, 0, cubins_plain, 1, nullptr, 0},
 };
 
 int select_proj(const int64_t* v) { return v[0] < 64 ? 1 : 0; }
