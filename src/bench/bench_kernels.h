@@ -1,10 +1,11 @@
-// Two small helper kernels bench needs besides the pack and the baseline, compiled with NVRTC
+// The small helper kernels bench needs besides the pack and the baseline, compiled with NVRTC
 // for the local GPU when bench starts:
 //   - an elementwise epilogue (bias, relu, gelu and their combinations), applied in place after
 //     a plain cuBLAS GEMM, because cuBLAS has no fused epilogues: the honest unfused baseline
 //     for a pack op with an epilogue is GEMM + this kernel, and bench says so in its output;
 //   - an L2 flush, writing a buffer of twice the L2 size on the timing stream, so "cold" timings
-//     find neither the weights nor the activations in L2.
+//     find neither the weights nor the activations in L2: the tuner's own (cuda/l2_flush.h,
+//     loaded from its PTX), so a pack is graded under the conditions its kernels were chosen in.
 //   - im2col, for the conv2d baseline when cuDNN is missing: cuBLAS on the explicit column
 //     matrix (im2col_index.h), the im2col's time counted in the baseline's;
 //   - a spin kernel that holds the stream for a while, so the launches queued behind it run
@@ -61,7 +62,7 @@ class BenchKernels {
 
  private:
   std::string arch_;
-  Module module_;
+  Module module_, flush_module_;
   CUfunction epilogue_f32_ = nullptr, epilogue_f16_ = nullptr, epilogue_bf16_ = nullptr;
   CUfunction flush_ = nullptr, spin_ = nullptr;
   CUfunction im2col_32_ = nullptr, im2col_16_ = nullptr;

@@ -29,6 +29,7 @@
 #include "cuda/device_query.h"
 #include "cuda/driver.h"
 #include "cuda/event.h"
+#include "cuda/l2_flush.h"
 #include "cuda/module.h"
 #include "cuda/primary_context.h"
 #include "measure/gpu_measurer.h"
@@ -174,8 +175,8 @@ class GpuWorker {
             {"driver", {{"cuda_version", cuda_version}, {"release", kernel_driver_release()}}}};
   }
 
-  // The context, the L2 size and the queue-hold kernel: everything a check or a timing needs
-  // before its clock starts.
+  // The context, the L2 size, the queue-hold and L2-flush kernels: everything a check or a timing
+  // needs before its clock starts.
   void open_context(int device) {
     if (!context_) {
       context_.emplace(device);
@@ -187,6 +188,10 @@ class GpuWorker {
     if (!hold_module_) {
       hold_module_.emplace(std::string(queue_hold_ptx()), "queue_hold");
       hold_ = hold_module_->function(kQueueHoldEntry);
+    }
+    if (!flush_module_) {
+      flush_module_.emplace(std::string(l2_flush_ptx()), "L2 flush");
+      flush_kernel_ = flush_module_->function(kL2FlushEntry);
     }
   }
 
@@ -457,7 +462,9 @@ class GpuWorker {
             const Operands& o = operands_.at(c.op.name);
             DietcodeArgs a = args(o, c, s);
             TensorMaps maps = tensor_maps(c.kernel.plan, a, dtype_bytes(c.op.dtype));
-            if (flush) flush_.fill_words(uint32_t(round));
+            // bench's flush (cuda/l2_flush.h), a new value every time.
+            if (flush)
+              launch_l2_flush(flush_kernel_, nullptr, flush_.ptr(), flush_.bytes(), ++flush_value_);
             events[i][s].first.record(nullptr);
             launch(k, c.kernel.plan, c.shapes[s], a, maps);
             events[i][s].second.record(nullptr);
@@ -493,8 +500,9 @@ class GpuWorker {
 
   std::optional<PrimaryContext> context_;
   int l2_bytes_ = 0;
-  std::optional<Module> hold_module_;
-  CUfunction hold_ = nullptr;
+  std::optional<Module> hold_module_, flush_module_;
+  CUfunction hold_ = nullptr, flush_kernel_ = nullptr;
+  uint32_t flush_value_ = 0;
   QueueHoldPacer pacer_;
   std::map<std::string, LoadedKernel> kernels_;
   std::map<std::string, Operands> operands_;

@@ -11,6 +11,7 @@
 #include "cuda/device_query.h"
 #include "cuda/driver.h"
 #include "cuda/event.h"
+#include "cuda/l2_flush.h"
 #include "cuda/module.h"
 #include "cuda/primary_context.h"
 #include "cuda/stream.h"
@@ -56,6 +57,22 @@ class CudaHandles : public ::testing::Test {
     if (!driver_or_null(&why)) GTEST_SKIP() << why;
   }
 };
+
+// The L2 flush tune and bench share (cuda/l2_flush.h): its grid-stride loop writes every word
+// of a buffer larger than one pass of its capped grid, and nothing past the bytes it is given.
+TEST_F(CudaHandles, TheL2FlushWritesEveryWordItIsGivenAndNoMore) {
+  PrimaryContext context(0);
+  const int64_t words = int64_t(L2FlushGrid::kMaxBlocks) * L2FlushGrid::kThreads * 3 + 5;
+  DeviceBuffer buffer(size_t(words + 1) * sizeof(uint32_t));
+  buffer.fill_words(0u);
+  Module module(l2_flush_ptx(), "l2_flush.ptx");
+  launch_l2_flush(module.function(kL2FlushEntry), nullptr, buffer.ptr(), words * 4, 0xC0FFEEu);
+  context.synchronize();
+  const std::vector<uint32_t> got = buffer.download<uint32_t>();
+  ASSERT_EQ(got.size(), size_t(words + 1));
+  for (int64_t i = 0; i < words; ++i) ASSERT_EQ(got[size_t(i)], 0xC0FFEEu) << i;
+  EXPECT_EQ(got.back(), 0u);
+}
 
 TEST_F(CudaHandles, LaunchesAPtxKernelAndTimesIt) {
   PrimaryContext context(0);

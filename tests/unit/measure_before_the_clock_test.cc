@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "cuda/l2_flush.h"
 #include "measure/environment_health.h"
 #include "measure/gpu_operands.h"
 #include "measure/queue_hold.h"
@@ -129,6 +130,27 @@ TEST(QueueHold, ThePtxAssemblesForEveryArchFromTuring) {
   for (const char* arch : {"sm_75", "sm_80", "sm_90"}) {
     const std::string command = ptxas.string() + " -arch=" + arch + " " + (dir / "hold.ptx").string() +
                                 " -o " + (dir / "hold.cubin").string() + " 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << arch;
+  }
+  fs::remove_all(dir);
+}
+
+// The L2 flush tune and bench share is hand-written PTX too; and its grid covers any buffer
+// with at most 1024 blocks of 256 threads (a grid-stride loop does the rest).
+TEST(L2Flush, ThePtxAssemblesForEveryArchFromTuringAndTheGridIsCapped) {
+  EXPECT_EQ(L2FlushGrid::blocks(1), 1u);
+  EXPECT_EQ(L2FlushGrid::blocks(256), 1u);
+  EXPECT_EQ(L2FlushGrid::blocks(257), 2u);
+  EXPECT_EQ(L2FlushGrid::blocks(int64_t(120) << 18), 1024u);  // 120 MiB of words
+  const fs::path ptxas = fs::path(DIETCODE_CUDA_BIN_DIR) / "ptxas";
+  if (!fs::exists(ptxas)) GTEST_SKIP() << "no ptxas at " << ptxas;
+  const fs::path dir = fs::temp_directory_path() / ("dietcode_flush_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "flush.ptx") << l2_flush_ptx();
+  for (const char* arch : {"sm_75", "sm_80", "sm_90"}) {
+    const std::string command = ptxas.string() + " -arch=" + arch + " " +
+                                (dir / "flush.ptx").string() + " -o " +
+                                (dir / "flush.cubin").string() + " 2>&1";
     EXPECT_EQ(std::system(command.c_str()), 0) << arch;
   }
   fs::remove_all(dir);
