@@ -7,7 +7,8 @@
 #
 #   configs/experiments/run.sh BUNDLE PART...
 #     tests       the tensor-core kernels' GPU tests from the bundle (made --with-tests):
-#                 dense_wgmma's samples and split-K, and the tensor-core batch_matmul (~3 min)
+#                 dense_wgmma's samples and split-K, the tensor-core batch_matmul, and the
+#                 driver handles with the shared L2 flush (~3 min)
 #     widths      wgmma-widths.json on Llama-7B's gate and down, and the table (~2 min)
 #     staged      wgmma-staged-store.json on BERT's bf16 qkv and fc1, and the table (~1 min)
 #     preload     preload-ab.json on BERT's fp32 qkv and fc2, and the table (~2 min)
@@ -20,7 +21,7 @@
 # on a machine without a GPU; its numbers are a model's, and bench needs a GPU).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-(($# >= 2)) || { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
+(($# >= 2)) || { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
 [[ -x $1/dietcode ]] || { echo "run.sh: no $1/dietcode (scripts/bundle-binaries.sh makes it)" >&2; exit 1; }
 bundle=$(cd "$1" && pwd)
 shift
@@ -65,6 +66,7 @@ for part in "$@"; do
         step tests-wgmma 240 env DIETCODE_TEST_SAMPLES=wgmma "$bundle/run-gpu-tests" \
           'DenseTcGpu.Sampled*:DenseTcGpu.SplitK*'
         step tests-batch-matmul-tc 120 "$bundle/run-gpu-tests" 'BatchMatmulTcGpu.*'
+        step tests-cuda-handles 60 "$bundle/run-gpu-tests" 'CudaHandles.*'
       else
         echo "tests: skipped, the bundle has no tests (bundle-binaries.sh --with-tests)" |
           tee -a "$OUT/summary.txt"
