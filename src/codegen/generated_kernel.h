@@ -43,6 +43,9 @@ struct LaunchPlan {
   std::string prepack_entry, prepacked_entry;
   int panel_nr = 0, panel_kc = 0;
 
+  // What the host decides about a launch that the binary does not: two candidates with the same
+  // binary and different host keys run differently (the tuner's duplicate check compares both).
+  std::string host_key() const;
   // Bytes of workspace for a shape (0 when none).
   int64_t workspace_bytes(const GemmShape& shape) const;
   void grid(const GemmShape& shape, unsigned dims[3]) const;

@@ -25,6 +25,10 @@ void check_shape(const GemmShape& s) {
 
 }  // namespace
 
+std::string LaunchPlan::host_key() const {
+  return entry + "\nm_tiles_per_block " + std::to_string(m_tiles_per_block);
+}
+
 int64_t LaunchPlan::workspace_bytes(const GemmShape& shape) const {
   if (split_k <= 1) return 0;
   return shape.batch * int64_t(split_k) * shape.M * shape.N * int64_t(sizeof(float));

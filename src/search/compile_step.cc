@@ -125,12 +125,11 @@ std::vector<CompiledCandidate> compile_candidates(Compiler& compiler, const OpSp
         c.error = why;
         continue;
       }
-    // The entry is part of what is run: candidates compiled in one batch share one shared
-    // object (the C++ compiler's), each with an entry of its own. So is the grid the host
-    // launches: dense_wgmma's M_TILES changes the grid alone, never the binary.
-    c.duplicate_of = binaries.check_and_add(
-        c.mk.key(), c.kernel.plan.entry + "\nm_tiles_per_block " +
-                        std::to_string(c.kernel.plan.m_tiles_per_block) + '\n' + binary->cubin);
+    // What the host decides is part of what is run: candidates compiled in one batch share one
+    // shared object (the C++ compiler's), each with an entry of its own, and dense_wgmma's
+    // M_TILES changes the grid alone, never the binary.
+    c.duplicate_of =
+        binaries.check_and_add(c.mk.key(), c.kernel.plan.host_key() + '\n' + binary->cubin);
   }
   return out;
 }
