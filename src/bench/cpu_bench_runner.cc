@@ -359,6 +359,11 @@ BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
   if (options.constant_weights) report.notes.push_back(constant_weights_note(library));
   report.notes.push_back(thread_binding_note());
   report.notes.push_back(instruction_set_note(options, baselines));
+  if (options.peak_gflops > 0)
+    report.notes.push_back(fmt::format(
+        "fp32 FMA peak {:.0f} GFLOP/s on {} thread{}, probed before the first timing: \"% peak\" "
+        "and the ceilings are against it",
+        options.peak_gflops, options.threads, options.threads == 1 ? "" : "s"));
   report.threads = options.threads;
   report.device = fmt::format("{}, {} thread{}", options.cpu.empty() ? "this CPU" : options.cpu,
                               options.threads, options.threads == 1 ? "" : "s");

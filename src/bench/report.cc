@@ -25,6 +25,11 @@ double BenchRow::percent_of_peak() const {
   return peak_tflops > 0 && tflops >= 0 ? 100.0 * tflops / peak_tflops : -1;
 }
 
+double BenchRow::peak_ceiling() const {
+  if (!has_baseline() || flops <= 0 || peak_tflops <= 0) return -1;
+  return baseline_us / (flops / (peak_tflops * 1e6));
+}
+
 BenchRow row_against(const BenchRow& row, const std::string& name) {
   BenchRow out = row;
   out.baseline_us = -1;
@@ -46,20 +51,36 @@ std::vector<BenchRow> rows_against(const std::vector<BenchRow>& rows, const std:
   return out;
 }
 
-double weighted_geomean_speedup(const std::vector<BenchRow>& rows) {
+namespace {
+
+// exp(sum_i w_i ln(x_i) / sum_i w_i) over the rows with a speedup, x_i = figure(row); the plain
+// geometric mean when every weight is 0. -1 when no row has a speedup or a figure is missing.
+template <class Figure>
+double weighted_geomean(const std::vector<BenchRow>& rows, Figure figure) {
   double weighted_log = 0, total_weight = 0, plain_log = 0;
   int count = 0;
   for (const BenchRow& r : rows) {
-    const double s = r.speedup();
-    if (s <= 0) continue;
+    if (r.speedup() <= 0) continue;
+    const double x = figure(r);
+    if (x <= 0) return -1;
     const double w = std::max(r.weight, 0.0);
-    weighted_log += w * std::log(s);
+    weighted_log += w * std::log(x);
     total_weight += w;
-    plain_log += std::log(s);
+    plain_log += std::log(x);
     ++count;
   }
   if (count == 0) return -1;
   return total_weight > 0 ? std::exp(weighted_log / total_weight) : std::exp(plain_log / count);
+}
+
+}  // namespace
+
+double weighted_geomean_speedup(const std::vector<BenchRow>& rows) {
+  return weighted_geomean(rows, [](const BenchRow& r) { return r.speedup(); });
+}
+
+double weighted_geomean_ceiling(const std::vector<BenchRow>& rows) {
+  return weighted_geomean(rows, [](const BenchRow& r) { return r.peak_ceiling(); });
 }
 
 const BenchRow* worst_row(const std::vector<BenchRow>& rows) {
@@ -169,6 +190,10 @@ std::string geomean_lines(const std::vector<BenchRow>& rows, const std::string& 
   const BenchRow* worst = worst_row(rows);
   out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us)\n", worst->op,
                      worst->shape, worst->speedup(), worst->pack_us, label, worst->baseline_us);
+  const double ceiling = weighted_geomean_ceiling(rows);
+  if (ceiling > 0)
+    out += fmt::format("ceiling over {}: {:.3f}x, with every instance at 100% of the peak\n", label,
+                       ceiling);
   return out;
 }
 
@@ -317,6 +342,7 @@ json report_json(const BenchReport& report) {
               {"repeats", report.repeats},
               {"warmup", report.warmup},
               {"geomean_speedup", json_figure(weighted_geomean_speedup(headline), 4)},
+              {"ceiling_speedup", json_figure(weighted_geomean_ceiling(headline), 4)},
               {"worst", worst},
               {"failures", failed_rows(report.rows)},
               {"baseline_per_op", per_op},
@@ -335,6 +361,7 @@ json report_json(const BenchReport& report) {
       baselines.push_back({{"name", name},
                            {"label", label},
                            {"geomean_speedup", json_figure(weighted_geomean_speedup(against), 4)},
+                           {"ceiling_speedup", json_figure(weighted_geomean_ceiling(against), 4)},
                            {"worst", worst_against}});
     }
     out["baselines"] = baselines;

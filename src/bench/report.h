@@ -51,6 +51,9 @@ struct BenchRow {
   double pack_tflops() const;      // flops / pack time
   double baseline_tflops() const;  // -1 without a baseline
   double percent_of_peak() const;  // the pack's; -1 when the peak is unknown
+  // baseline_us over the time the instance's FLOPs take at the peak: the most any kernel could
+  // be faster than the baseline here. -1 without a baseline, FLOPs or a peak.
+  double peak_ceiling() const;
 };
 
 struct BenchReport {
@@ -86,6 +89,13 @@ std::vector<BenchRow> rows_against(const std::vector<BenchRow>& rows, const std:
 // Rows of weight 0 count with weight 0; when every weight is 0 the mean is unweighted.
 double weighted_geomean_speedup(const std::vector<BenchRow>& rows);
 
+// The same weighted geometric mean over the rows' peak_ceiling(): the speedup a pack running
+// every instance at 100% of the peak would show over this baseline in this run. No kernel can
+// exceed it (memory traffic, launches and packing only lower what the peak allows), so a goal
+// above it is out of reach on this machine, whatever the tuning. Taken over the rows that have
+// a speedup; -1 when one of them has no peak_ceiling() (the peak unknown) or none has a speedup.
+double weighted_geomean_ceiling(const std::vector<BenchRow>& rows);
+
 // The row with the lowest speedup, or null when no row has one.
 const BenchRow* worst_row(const std::vector<BenchRow>& rows);
 
@@ -104,12 +114,14 @@ std::string format_report(const BenchReport& report);
 std::string format_csv(const BenchReport& report);
 
 // {"pack", "device", "baseline", "l2", "l2_detail", "date", "repeats", "warmup",
-//  "geomean_speedup", "worst": {...} | null, "failures", "baseline_per_op", "notes",
-//  "rows": [{"op", "shape", "baseline", "baseline_detail", "pack_us", "baseline_us", "speedup",
+//  "geomean_speedup", "ceiling_speedup", "worst": {...} | null, "failures", "baseline_per_op",
+//  "notes", "rows": [{"op", "shape", "baseline", "baseline_detail", "pack_us", "baseline_us",
+//  "speedup",
 //            "pack_tflops", "baseline_tflops", "percent_of_peak", "weight", "flops", "check"}]}
 // Figures that do not exist are null. Every report also has "target" and "threads" (null on the
 // GPU); with several baseline columns it has "baselines": [{"name", "label", "geomean_speedup",
-// "worst"}] and each row "baselines": [{"name", "label", "detail", "us", "speedup", "check"}].
+// "ceiling_speedup", "worst"}] and each row "baselines": [{"name", "label", "detail", "us",
+// "speedup", "check"}].
 nlohmann::json report_json(const BenchReport& report);
 
 }  // namespace dietcode

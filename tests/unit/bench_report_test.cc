@@ -63,6 +63,25 @@ TEST(BenchReport, WeightedGeometricMean) {
   EXPECT_EQ(weighted_geomean_speedup({}), -1);
 }
 
+// The ceiling: each instance's baseline time over its FLOPs' time at the peak, weighted as the
+// speedups are. 2e6 FLOPs at 50 TFLOP/s take 0.04 us, so the rows' ceilings are 300 and 375.
+TEST(BenchReport, CeilingIsTheBaselineOverThePeakTime) {
+  BenchReport report = sample_report();
+  EXPECT_DOUBLE_EQ(report.rows[0].peak_ceiling(), 12 / 0.04);
+  EXPECT_DOUBLE_EQ(report.rows[2].peak_ceiling(), -1);  // no baseline
+  EXPECT_NEAR(weighted_geomean_ceiling(report.rows), std::pow(300.0, 0.25) * std::pow(375.0, 0.75),
+              1e-9);
+  // The pack's own times do not enter it: a faster pack leaves the ceiling where it was.
+  std::vector<BenchRow> faster = report.rows;
+  for (BenchRow& r : faster) r.pack_us /= 2;
+  EXPECT_DOUBLE_EQ(weighted_geomean_ceiling(faster), weighted_geomean_ceiling(report.rows));
+  // One instance with a speedup but no peak: no ceiling at all, rather than one over a subset.
+  report.rows[1].peak_tflops = 0;
+  EXPECT_EQ(weighted_geomean_ceiling(report.rows), -1);
+  EXPECT_EQ(format_report(report).find("ceiling"), std::string::npos) << format_report(report);
+  EXPECT_TRUE(report_json(report)["ceiling_speedup"].is_null());
+}
+
 TEST(BenchReport, RowFiguresAndWorstInstance) {
   const BenchReport report = sample_report();
   const BenchRow& r = report.rows[0];
@@ -97,7 +116,8 @@ TEST(BenchReport, TableText) {
             "  conv  none: no baseline for conv2d\n"
             "note: shapes and dimensions from w.json\n"
             "weighted geometric-mean speedup over cublas: 0.844x (2 instances)\n"
-            "worst instance: qkv T=2: 0.75x (pack 20.00 us, cublas 15.00 us)\n");
+            "worst instance: qkv T=2: 0.75x (pack 20.00 us, cublas 15.00 us)\n"
+            "ceiling over cublas: 354.653x, with every instance at 100% of the peak\n");
 
   report.rows[1].failed = true;
   report.rows[1].check = "mismatch: 1 of 10 outputs differ";
@@ -165,6 +185,7 @@ TEST(BenchReport, JsonKeys) {
   EXPECT_EQ(j["baseline"], "cublas");
   EXPECT_EQ(j["l2"], "flush");
   EXPECT_NEAR(j["geomean_speedup"].get<double>(), 0.8435, 1e-4);
+  EXPECT_NEAR(j["ceiling_speedup"].get<double>(), 354.6531, 1e-4);
   ASSERT_EQ(j["rows"].size(), 3u);
   for (const auto& r : j["rows"])
     for (const char* key : {"op", "shape", "pack_us", "baseline_us", "speedup"})

@@ -144,6 +144,14 @@ TEST_F(CliBenchCpu, JsonRowsHavePackAndBaselineTimesAndAgree) {
       EXPECT_EQ(row["baselines"][b]["check"], "ok");
     }
   }
+  // The peak the probe measured, and what it bounds: every baseline's ceiling at it, which
+  // no pack can exceed, so it is at least the pack's own speedup.
+  bool noted_peak = false;
+  for (const auto& note : j["notes"])
+    noted_peak |= note.get<std::string>().find("fp32 FMA peak") != std::string::npos;
+  EXPECT_TRUE(noted_peak) << j["notes"].dump();
+  for (const auto& b : j.value("baselines", nlohmann::json::array()))
+    EXPECT_GE(b["ceiling_speedup"].get<double>(), b["geomean_speedup"].get<double>()) << b.dump();
   // Which baseline fused what, per op.
   if (loads("onednn"))
     EXPECT_NE(j["baseline_per_op"]["fc1"].get<std::string>().find("eltwise_gelu_tanh post-op"),

@@ -160,6 +160,23 @@ TEST(CpuReport, CsvAndJsonCarryEveryBaseline) {
   EXPECT_TRUE(j["rows"][1]["baselines"][0]["detail"].is_null());
 }
 
+// With the probed peak the report bounds every baseline's speedup: at 400 GFLOP/s the rows'
+// 2e6 FLOPs take 5 us, so oneDNN's ceiling is 20 / 5 and OpenBLAS's 40 / 5 (weight 1) and
+// 5 / 5 (weight 3).
+TEST(CpuReport, EachBaselineHasItsCeilingAtThePeak) {
+  BenchReport report = cpu_report();
+  for (BenchRow& r : report.rows) r.peak_tflops = 0.4;
+  const std::string text = format_report(report);
+  EXPECT_NE(text.find("ceiling over oneDNN 2.6.3: 4.000x, with every instance at 100% of the peak"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ceiling over OpenBLAS 0.3.21 (openmp): 1.682x"), std::string::npos) << text;
+  const nlohmann::json j = report_json(report);
+  EXPECT_NEAR(j["baselines"][0]["ceiling_speedup"].get<double>(), 4.0, 1e-9);
+  EXPECT_NEAR(j["baselines"][1]["ceiling_speedup"].get<double>(), std::pow(8.0, 0.25), 1e-4);
+  EXPECT_NEAR(j["ceiling_speedup"].get<double>(), 4.0, 1e-9);  // against the first column
+}
+
 TEST(CpuReport, GpuReportsKeepTheirFormat) {
   BenchReport report;
   report.baseline = "cublas";
