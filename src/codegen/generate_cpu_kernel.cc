@@ -100,6 +100,11 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
   const X86Form form = x86_form(mk.tmpl);
   // Logs written before WORKERS was a tunable hold kernels that ran on every worker.
   const int workers = mk.get_or("WORKERS", 0);
+  // PREFETCH_TILE, the W-broadcast form's, is the Params' last argument: left at its default
+  // of 0 it is not written, so the kernels of logs from before it keep their entry names and
+  // cached objects.
+  const int prefetch_tile = mk.get_or("PREFETCH_TILE", 0);
+  const std::string last = prefetch_tile ? fmt::format(", {}", prefetch_tile) : "";
   const std::string instantiation =
       form == X86Form::kDot
           ? fmt::format(
@@ -109,11 +114,11 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
                 p("UNROLL"), isa, workers, static_n, static_k)
           : fmt::format(
                 "dc_x86::{}<dc_x86::OpKind::{}, dc_x86::Epilogue::{}, dc_x86::Params<{}, {}, {}, "
-                "{}, {}, {}, {}, {}, {}, {}, dc_x86::Isa::{}, {}>, {}, {}>",
-                form == X86Form::kWbcast ? "run_wbcast" : "run", op_kind(op),
-                epilogue(op.epilogue), p("MR"), p("NR"), p("KC"), p("MC"), p("NC"),
-                p("LOOP_ORDER"), p("THREADS_M"), form == X86Form::kWbcast ? 0 : p("PACK_A"),
-                p("PREFETCH"), p("UNROLL"), isa, workers, static_n, static_k);
+                "{}, {}, {}, {}, {}, {}, {}, dc_x86::Isa::{}, {}{}>, {}, {}>",
+                form == X86Form::kWbcast ? "run_wbcast" : "run", op_kind(op), epilogue(op.epilogue),
+                p("MR"), p("NR"), p("KC"), p("MC"), p("NC"), p("LOOP_ORDER"), p("THREADS_M"),
+                form == X86Form::kWbcast ? 0 : p("PACK_A"), p("PREFETCH"), p("UNROLL"), isa,
+                workers, last, static_n, static_k);
 
   GeneratedKernel out;
   out.name = mk.tmpl;

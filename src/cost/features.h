@@ -44,6 +44,7 @@ enum class Feature : int {
   kTunablePackA,
   kTunablePrefetch,
   kTunableUnroll,
+  kTunablePrefetchTile,
   // Derived, defined for every template (GPU-only ones are NaN for x86 templates).
   kTileM,
   kTileN,

@@ -8,6 +8,15 @@
 // as NR / W vectors, MC a block of W's rows, NC a block of X's rows. PACK_A is always 0 (W is
 // read in place), so it is no tunable here. The register file bounds MR and NR as in the BLIS
 // form. KC goes up to 1024 because each K block ends in a transposed store of the whole tile.
+// PREFETCH_TILE = 1 prefetches the next register tile's rows of W while this one computes, a
+// whole tile ahead instead of PREFETCH k steps: at M = 16 W streams from DRAM about as fast as
+// the FMAs consume it, and the short distances leave each tile's first lines waiting
+// (gemm_x86.h, accumulate). Kernels of logs from before it had 0.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "space/templates.h"
 #include "space/x86_space_rules.h"
 
@@ -16,36 +25,53 @@ namespace dietcode {
 namespace {
 
 TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int registers,
-                                    std::vector<int> nr, std::vector<int> mr) {
+                                    std::vector<int> nr, std::vector<int> mr,
+                                    std::vector<std::map<std::string, int>> seeds = {}) {
   TemplateSpace s;
   s.tmpl = tmpl;
   s.target = Target::kCpu;
   s.tunables = {
-      {"MR", std::move(mr), vector_floats == 8 ? 6 : 14, "rows of W broadcast per k (columns of C)"},
-      {"NR", std::move(nr), vector_floats == 8 ? 16 : 32, "rows of X per register tile, as vectors"},
+      {"MR", std::move(mr), vector_floats == 8 ? 6 : 14,
+       "rows of W broadcast per k (columns of C)"},
+      {"NR", std::move(nr), vector_floats == 8 ? 16 : 32,
+       "rows of X per register tile, as vectors"},
       {"KC", {128, 256, 384, 512, 768, 1024}, 768, "K block: one transposed store per block"},
-      {"MC", {24, 48, 72, 96, 120, 144, 168, 192, 240, 288, 336}, 168,
+      {"MC",
+       {24, 48, 72, 96, 120, 144, 168, 192, 240, 288, 336},
+       168,
        "block of W's rows, whole MR panels"},
       {"NC", {96, 192, 384, 768, 1536, 3072}, 768, "block of X's rows, whole NR panels"},
       {"LOOP_ORDER", {0, 1}, 0, "0: X micro-panel outer (in L1); 1: W rows outer"},
       {"THREADS_M", {0, 1, 2, 4}, 0, "thread bands over W's rows (0: chosen per shape)"},
       x86_workers_tunable(),
       {"PREFETCH", {0, 4, 8, 16}, 8, "prefetch distance for X's panel and W's rows (0: none)"},
+      {"PREFETCH_TILE", {0, 1}, 0, "1: prefetch the next tile's rows of W instead of this one's"},
       {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
   };
   s.chains = {{"BM", {"NC"}}, {"BN", {"MC"}}};  // C's frame: X's rows are C's rows
   s.constraints = x86_blis_core_constraints(vector_floats, registers, "X vectors");
   s.constraints.push_back(x86_one_worker_has_no_thread_grid());
+  s.constraints.push_back({"the next tile's rows are prefetched only with PREFETCH > 0",
+                           [](const MicroKernel& mk, const SpaceContext&) {
+                             return mk.get("PREFETCH_TILE") == 0 || mk.get("PREFETCH") > 0;
+                           },
+                           {"PREFETCH", "PREFETCH_TILE"}});
   // W must be K-contiguous ([N][K]) to be broadcast in place along K.
   s.supports = x86_b_rows_are_k_contiguous;
+  s.seeds = std::move(seeds);
   return s;
 }
 
 }  // namespace
 
 const TemplateSpace& x86_avx2_wbcast_f32_space() {
+  // The seed: the blocking tunes chose for BERT's fc1 and fc2 at M = 16, with the next tile's
+  // rows prefetched, which ran 2-10% faster there than without (docs/results/cpu/README.md,
+  // W). The search aims its mutations at the instances that take the most time, so it would
+  // rarely refine the smallest ones into this by itself.
   static const TemplateSpace space = make_x86_wbcast_space(
-      "x86_avx2_wbcast_f32", 8, 16, {8, 16, 24, 32}, {1, 2, 3, 4, 6, 8, 12, 14});
+      "x86_avx2_wbcast_f32", 8, 16, {8, 16, 24, 32}, {1, 2, 3, 4, 6, 8, 12, 14},
+      {{{"MC", 192}, {"NC", 384}, {"THREADS_M", 4}, {"PREFETCH_TILE", 1}}});
   return space;
 }
 

@@ -62,15 +62,18 @@ constexpr bool has_relu(Epilogue e) { return e == Epilogue::kRelu || e == Epilog
 constexpr bool has_gelu(Epilogue e) { return e == Epilogue::kGelu || e == Epilogue::kBiasGelu; }
 
 // The tunables of one candidate; see ops_x86.h for the legal values.
-template <int MR_ = 6, int NR_ = 16, int KC_ = 256, int MC_ = 72, int NC_ = 3072, int LOOP_ORDER_ = 0,
-          int THREADS_M_ = 0, int PACK_A_ = 1, int PREFETCH_ = 0, int UNROLL_ = 4,
-          Isa ISA_ = Isa::kAvx2, int WORKERS_ = 0>
+template <int MR_ = 6, int NR_ = 16, int KC_ = 256, int MC_ = 72, int NC_ = 3072,
+          int LOOP_ORDER_ = 0, int THREADS_M_ = 0, int PACK_A_ = 1, int PREFETCH_ = 0,
+          int UNROLL_ = 4, Isa ISA_ = Isa::kAvx2, int WORKERS_ = 0, int PREFETCH_TILE_ = 0>
 struct Params {
   static constexpr int MR = MR_, NR = NR_, KC = KC_, MC = MC_, NC = NC_;
   static constexpr int LOOP_ORDER = LOOP_ORDER_, THREADS_M = THREADS_M_, PACK_A = PACK_A_;
   static constexpr int PREFETCH = PREFETCH_, UNROLL = UNROLL_;
   static constexpr Isa ISA = ISA_;
   static constexpr int WORKERS = WORKERS_;
+  // The W-broadcast form (A's rows read in place): 1 prefetches the next register tile's rows
+  // of A instead of this tile's PREFETCH k steps ahead (accumulate).
+  static constexpr int PREFETCH_TILE = PREFETCH_TILE_;
 };
 
 // The workers a kernel runs on: every one of the runtime's, or at most WORKERS (> 0). A kernel
@@ -112,6 +115,7 @@ struct CheckParams {
   static_assert(P::PREFETCH >= 0 && P::PREFETCH <= 64, "PREFETCH in [0, 64] k steps");
   static_assert(P::UNROLL >= 1 && P::UNROLL <= 16, "UNROLL in [1, 16]");
   static_assert(P::WORKERS >= 0, "WORKERS >= 0 (0: every worker of the runtime)");
+  static_assert(P::PREFETCH_TILE == 0 || P::PREFETCH_TILE == 1, "PREFETCH_TILE is 0 or 1");
   static constexpr bool ok = true;
 };
 
@@ -178,12 +182,19 @@ __attribute__((always_inline)) inline void store_transposed(typename I::V (&acc)
 
 // acc += A . B over kc k steps. A(r, k) is a[k*MR + r] (PACKED_A) or arow[r][k]; B(k, j) is
 // b[k*NR + j], aligned to the vector size. ROW_PF: prefetch the A rows in place (the
-// W-broadcast form streams W that way).
+// W-broadcast form streams W that way): PREFETCH k steps ahead in each row, or with
+// PREFETCH_TILE the rows of the next tile, next_row[r] (at the same k), a whole tile ahead.
+//
+// Why a tile ahead. At M = 16 every element of W feeds two vector FMAs, so W streams from
+// DRAM about as fast as the FMAs consume it, and a distance of 16-64 k steps (tens of
+// nanoseconds of FMAs) is shorter than DRAM's latency; each tile's first lines then wait.
+// The next tile's rows, fetched while this tile computes, are a microsecond ahead.
 template <class I, class P, bool PACKED_A, bool ROW_PF>
 __attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR][P::NR / I::W],
                                                       long kc, const float* __restrict a,
                                                       const float* const* arow,
-                                                      const float* __restrict b) {
+                                                      const float* __restrict b,
+                                                      const float* const* next_row = nullptr) {
   using V = typename I::V;
   constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W, U = P::UNROLL, PF = P::PREFETCH;
   long k = 0;
@@ -196,6 +207,12 @@ __attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR
         if constexpr (PACKED_A) {
           if ((u * MR * 4) % 64 < MR * 4)  // about one A prefetch per cache line
             _mm_prefetch(reinterpret_cast<const char*>(a + (k + u + PF) * MR), _MM_HINT_T0);
+        } else if constexpr (ROW_PF && P::PREFETCH_TILE) {
+          // One line of each of the next tile's rows per 16 k: the next tile's K block whole.
+          if (u == 0 && ((k & 15) < U))
+#pragma GCC unroll 32
+            for (int r = 0; r < MR; ++r)
+              _mm_prefetch(reinterpret_cast<const char*>(next_row[r] + k), _MM_HINT_T0);
         } else if constexpr (ROW_PF) {
           // One prefetch per row per 16 k (a cache line), PF * 4 floats ahead.
           if (u == 0 && ((k & 15) < U))
@@ -304,13 +321,18 @@ __attribute__((always_inline)) inline void store_tile(typename I::V (&acc)[P::MR
 //   first    overwrite C (else add to it); last: apply the epilogue (bias points at column 0).
 //   CT       C is stored transposed (the W-broadcast form, wbcast_x86.h): tile element (r, j) is
 //            c[j*ldc + r], and bias[r] belongs to tile row r.
+//   next_a, next_m   the next tile's rows of A in place and how many there are (PREFETCH_TILE:
+//            prefetched while this tile computes; next_m = 0 when there is no next tile).
 template <class I, class P, bool PACKED_A, Epilogue E, bool CT = false>
-__attribute__((always_inline)) inline void micro_kernel(long kc, const float* __restrict a, long lda,
-                                                        const float* __restrict b, float* c, long ldc,
-                                                        int m, int n, bool first, bool last,
-                                                        const float* bias) {
+__attribute__((always_inline)) inline void micro_kernel(long kc, const float* __restrict a,
+                                                        long lda, const float* __restrict b,
+                                                        float* c, long ldc, int m, int n,
+                                                        bool first, bool last, const float* bias,
+                                                        const float* next_a = nullptr,
+                                                        int next_m = 0) {
   using V = typename I::V;
   constexpr int MR = P::MR;
+  constexpr bool kNextRows = !PACKED_A && CT && P::PREFETCH > 0 && P::PREFETCH_TILE;
   V acc[MR][P::NR / I::W];
   zero_tile<I, P>(acc);
   const float* arow[PACKED_A ? 1 : MR];
@@ -318,8 +340,15 @@ __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __
 #pragma GCC unroll 32
     for (int r = 0; r < MR; ++r) arow[r] = a + long(r < m ? r : m - 1) * lda;
   }
+  // Without a next tile, this tile's own rows again: already in L1, the prefetches cost a slot.
+  const float* next_row[kNextRows ? MR : 1];
+  if constexpr (kNextRows) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+      next_row[r] = next_m > 0 ? next_a + long(r < next_m ? r : next_m - 1) * lda : arow[r];
+  }
   if constexpr (!CT) prefetch_c<P>(c, ldc, m);
-  accumulate<I, P, PACKED_A, CT>(acc, kc, a, arow, b);
+  accumulate<I, P, PACKED_A, CT>(acc, kc, a, arow, b, next_row);
   if constexpr (CT)
     store_transposed<I, P, E>(acc, c, ldc, m, n, first, last, bias);
   else
@@ -446,14 +475,25 @@ int gemm_region(const AOp& A, const BOp& B, const float* bias, float* C, long ld
           } else {
             const float* a;
             long lda = 0;
+            // The next tile's rows of A (PREFETCH_TILE): the next MR rows of this thread's,
+            // the next MC block's first when this block ends; none after its last.
+            const float* next_a = nullptr;
+            int next_m = 0;
             if constexpr (kPackA) {
               a = apack + ir * kc;
             } else {
               a = A.row_ptr(ic + ir, pc);
               lda = A.ld;
+              if constexpr (P::PREFETCH_TILE) {
+                const long next = ic + ir + MR;
+                if (next < m1) {
+                  next_a = A.row_ptr(next, pc);
+                  next_m = int(std::min<long>(MR, m1 - next));
+                }
+              }
             }
             micro_kernel<I, P, kPackA, E, CT>(kc, a, lda, bblock + jr * kc, c, ldc, m, n, first,
-                                              last, tile_bias);
+                                              last, tile_bias, next_a, next_m);
           }
         };
         if (fused) {

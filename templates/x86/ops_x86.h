@@ -43,7 +43,8 @@
 //        one. GELU is the tanh form, computed as x / (1 + exp(-2u)) with a vector exp (~1e-7
 //        relative to the scalar formula).
 //   P    Params<MR, NR, KC, MC, NC, LOOP_ORDER, THREADS_M, PACK_A, PREFETCH, UNROLL, ISA,
-//        WORKERS>, every argument defaulted (Params<> = 6,16,256,72,3072,0,0,1,0,4,kAvx2,0). Let W = 8 (kAvx2) or
+//        WORKERS, PREFETCH_TILE>, every argument defaulted (Params<> = 6,16,256,72,3072,0,0,1,0,4,
+//        kAvx2,0,0). Let W = 8 (kAvx2) or
 //        16 (kAvx512), R = 16 or 32 registers.
 //          MR          rows of the register tile, 1..32, and MR*(NR/W) + NR/W + 1 <= R
 //                      (AVX2: 6x16, 4x24, 3x32, 8x8, 14x8, 1x8 ...; AVX-512: 14x32, 6x64 ...)
@@ -63,6 +64,9 @@
 //          ISA         Isa::kAvx2, or Isa::kAvx512 (only compiles under -mavx512f)
 //          WORKERS     0: every worker of rt; n > 0: at most n (1: the caller alone, no pool
 //                      thread woken)
+//          PREFETCH_TILE  run_wbcast with PREFETCH > 0: 1 prefetches the next register tile's
+//                      rows of W instead of this tile's PREFETCH k steps ahead; no effect
+//                      elsewhere
 //        A Params that breaks a constraint fails to compile with a static_assert message.
 //   STATIC_N, STATIC_K   0 = read from args; else the compile-time N and K of the GEMM (for
 //        conv2d: N = filters, K = R*S*C). run returns 2 when args disagree with them.

@@ -161,6 +161,37 @@ TEST_F(CpuPipeline, TheRegisterFileBoundsTheTile) {
   EXPECT_TRUE(avx2.is_valid(mk, &why)) << why;
 }
 
+// PREFETCH_TILE (the W-broadcast form's) reaches the template as the Params' last argument,
+// and only when set: a kernel logged before it existed, or with 0, compiles to the very same
+// instantiation, entry and cached object as before. It needs a prefetch distance.
+TEST_F(CpuPipeline, NextTilePrefetchIsWrittenOnlyWhenSet) {
+  const OpSpec& op = workload_.ops[0];
+  GpuSpec unused;
+  SpaceContext context{unused, op, {1, 39, 97, 131}};
+  SearchSpace s(x86_avx2_wbcast_f32_space(), context);
+  MicroKernel mk = x86_avx2_wbcast_f32_space().defaults();
+  EXPECT_EQ(mk.get("PREFETCH_TILE"), 0);
+  const GeneratedKernel plain = generate_kernel(op, mk);
+  EXPECT_NE(plain.source.find("dc_x86::Isa::kAvx2, 0>, 97, 131>"), std::string::npos);
+  MicroKernel logged_before = mk;
+  logged_before.params.erase("PREFETCH_TILE");
+  EXPECT_EQ(generate_kernel(op, logged_before).plan.entry, plain.plan.entry);
+  mk.params["PREFETCH_TILE"] = 1;
+  std::string why;
+  EXPECT_TRUE(s.is_valid(mk, &why)) << why;
+  const GeneratedKernel next = generate_kernel(op, mk);
+  EXPECT_NE(next.source.find("dc_x86::Isa::kAvx2, 0, 1>, 97, 131>"), std::string::npos);
+  EXPECT_NE(next.plan.entry, plain.plan.entry);
+  mk.params["PREFETCH"] = 0;
+  EXPECT_FALSE(s.is_valid(mk, &why));
+  EXPECT_NE(why.find("PREFETCH > 0"), std::string::npos) << why;
+  // The first round times it: the AVX2 form's seed.
+  bool seeded = false;
+  for (const MicroKernel& k : x86_avx2_wbcast_f32_space().starting_kernels())
+    seeded |= k.get("PREFETCH_TILE") == 1 && s.is_valid(k, &why);
+  EXPECT_TRUE(seeded);
+}
+
 TEST_F(CpuPipeline, OneWorkerTakesNoThreadGrid) {
   const OpSpec& op = workload_.ops[0];
   GpuSpec unused;

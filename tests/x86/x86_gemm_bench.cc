@@ -1,14 +1,19 @@
 // x86_gemm_bench: GFLOP/s of the x86 dense template (Y = GELU(X W^T + bias)) on BERT-base shapes,
 // for a handful of parameter sets, 1 and 2 threads. Not a test: it asserts nothing.
 //
-// Built with -march=x86-64-v3 it times AVX2 candidates (c0..c9); with -march=x86-64-v4 also
-// AVX-512 ones (c10..c13).
+// Built with -march=x86-64-v3 it times AVX2 candidates (c0..c15); with -march=x86-64-v4 also
+// AVX-512 ones (c16..).
 //
 //   x86_gemm_bench [--threads 1,2] [--m 16,128,512,2048] [--cands 0,1,...] [--seconds 0.4]
+//                  [--cold 1]
 //
 // Candidates are interleaved round-robin per shape (one call each per round) and the median per
 // candidate is reported, because timings on the shared 2-core machines drift by tens of percent.
-// Operands stay warm in the caches between calls (W fits L3), as in a tuning loop without flush.
+// The kernels run on the packs' own pool (src/x86/cpu_thread_pool.h). By default operands stay
+// warm in the caches between calls (W fits L3), as in a tuning loop without flush; --cold 1
+// times every call as `dietcode bench` does: every cache level evicted first (64 MiB written by
+// the pool's threads) and the pool's threads asleep when the call starts, which is what small
+// M is sensitive to (W then streams from DRAM, and the woken thread starts late).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -18,8 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "x86/cpu_thread_pool.h"
 #include "x86/ops_x86.h"
-#include "x86/serial_runtime.h"
 
 namespace {
 
@@ -59,18 +64,41 @@ const Candidate kCandidates[] = {
     {"6x16 kc256 mc72 tm2 (split M)", dense_gelu<Params<6, 16, 256, 72, 3072, 0, 2, 1, 0, 4>>},
     {"6x16 kc512 mc96 nc1536", dense_gelu<Params<6, 16, 512, 96, 1536, 0, 0, 1, 0, 4>>},
     {"4x24 kc384 mc128 directA", dense_gelu<Params<4, 24, 384, 128, 3072, 0, 0, 0, 0, 4>>},
-#ifdef __AVX512F__  // built with -march=x86-64-v4: AVX-512 candidates too (c10..)
-    {"avx512 14x32 kc256 mc112", dense_gelu<Params<14, 32, 256, 112, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
-    {"avx512 14x32 kc384 mc56 loop1", dense_gelu<Params<14, 32, 384, 56, 3072, 1, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
-    {"avx512 6x64 kc256 mc96", dense_gelu<Params<6, 64, 256, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
-    {"avx512 8x48 kc384 mc96", dense_gelu<Params<8, 48, 384, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+    // The W-broadcast form at small M (c10..c15): blockings tunes chose for BERT at M = 16,
+    // W's rows prefetched PREFETCH k steps ahead, and the same with the next tile's rows.
+    {"wbcast 6x16 kc768 mc192 nc384 tm4 pf8",
+     wbcast_gelu<Params<6, 16, 768, 192, 384, 0, 4, 0, 8, 4>>},
+    {"wbcast 6x16 kc768 mc192 nc384 tm4 pf8 next tile",
+     wbcast_gelu<Params<6, 16, 768, 192, 384, 0, 4, 0, 8, 4, dc_x86::Isa::kAvx2, 0, 1>>},
+    {"wbcast 6x16 kc768 mc192 nc384 loop1 tm4 pf16",
+     wbcast_gelu<Params<6, 16, 768, 192, 384, 1, 4, 0, 16, 2>>},
+    {"wbcast 6x16 kc768 mc192 nc384 loop1 tm4 pf16 next tile",
+     wbcast_gelu<Params<6, 16, 768, 192, 384, 1, 4, 0, 16, 2, dc_x86::Isa::kAvx2, 0, 1>>},
+    {"wbcast 6x16 kc1024 mc144 nc96 loop1 tm4 pf8",
+     wbcast_gelu<Params<6, 16, 1024, 144, 96, 1, 4, 0, 8, 2>>},
+    {"wbcast 6x16 kc1024 mc144 nc96 loop1 tm4 pf8 next tile",
+     wbcast_gelu<Params<6, 16, 1024, 144, 96, 1, 4, 0, 8, 2, dc_x86::Isa::kAvx2, 0, 1>>},
+#ifdef __AVX512F__  // built with -march=x86-64-v4: AVX-512 candidates too (c16..)
+    {"avx512 14x32 kc256 mc112",
+     dense_gelu<Params<14, 32, 256, 112, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 14x32 kc384 mc56 loop1",
+     dense_gelu<Params<14, 32, 384, 56, 3072, 1, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 6x64 kc256 mc96",
+     dense_gelu<Params<6, 64, 256, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 8x48 kc384 mc96",
+     dense_gelu<Params<8, 48, 384, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
     {"avx512 dot 4x6 kc768", dot_gelu<dc_x86::DotParams<4, 6, 768, 1, 2, dc_x86::Isa::kAvx512>>},
-    // The W-broadcast form (c15..): MR rows of W by NR rows of X.
-    {"avx512 wbcast 28x16 kc768 mc168 nc768 pf8", wbcast_gelu<Params<28, 16, 768, 168, 768, 0, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
-    {"avx512 wbcast 14x32 kc768 mc168 nc768 pf8", wbcast_gelu<Params<14, 32, 768, 168, 768, 0, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
-    {"avx512 wbcast 14x32 kc768 loop1 pf8", wbcast_gelu<Params<14, 32, 768, 168, 768, 1, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
-    {"avx512 wbcast 6x64 kc768 loop1 pf8", wbcast_gelu<Params<6, 64, 768, 168, 768, 1, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
-    {"avx512 wbcast 8x48 kc768 loop1 pf0", wbcast_gelu<Params<8, 48, 768, 168, 768, 1, 0, 0, 0, 4, dc_x86::Isa::kAvx512>>},
+    // The W-broadcast form (c21..): MR rows of W by NR rows of X.
+    {"avx512 wbcast 28x16 kc768 mc168 nc768 pf8",
+     wbcast_gelu<Params<28, 16, 768, 168, 768, 0, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 wbcast 14x32 kc768 mc168 nc768 pf8",
+     wbcast_gelu<Params<14, 32, 768, 168, 768, 0, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 wbcast 14x32 kc768 loop1 pf8",
+     wbcast_gelu<Params<14, 32, 768, 168, 768, 1, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 wbcast 6x64 kc768 loop1 pf8",
+     wbcast_gelu<Params<6, 64, 768, 168, 768, 1, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
+    {"avx512 wbcast 8x48 kc768 loop1 pf0",
+     wbcast_gelu<Params<8, 48, 768, 168, 768, 1, 0, 0, 0, 4, dc_x86::Isa::kAvx512>>},
 #endif
 };
 constexpr int kNumCandidates = int(sizeof(kCandidates) / sizeof(kCandidates[0]));
@@ -94,11 +122,14 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   std::vector<long> threads_list = {1, 2}, m_list = {16, 128, 512, 2048}, cands;
   double seconds = 0.4;  // per shape, thread count and candidate, spread over the rounds
+  bool cold = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads")) threads_list = parse_list(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--m")) m_list = parse_list(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--cands")) cands = parse_list(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--cold"))
+      cold = std::atoi(argv[i + 1]) != 0;
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 1;
@@ -118,6 +149,8 @@ int main(int argc, char** argv) {
   for (float& v : w) v = u(rng);
   for (float& v : bias) v = u(rng);
 
+  std::printf("%s\n", cold ? "cold: caches evicted and the pool asleep before every call"
+                           : "warm: operands in the caches, the pool spinning");
   std::printf("candidates:\n");
   for (long c : cands) std::printf("  c%ld  %s\n", c, kCandidates[c].name);
   std::printf("\n%5s %5s %5s %3s", "M", "N", "K", "thr");
@@ -125,8 +158,29 @@ int main(int argc, char** argv) {
   std::printf("   best  (GFLOP/s, median)  rounds\n");
 
   for (long threads : threads_list) {
-    dc_x86::SimpleThreadPool pool{int(threads)};
+    dietcode::CpuThreadPool pool({.threads = int(threads), .pin = true});
+    pool.pin_caller();
     const DietcodeCpuRuntime rt = pool.runtime();
+    // --cold: what every call finds, as in `dietcode bench` (64 MiB written, each thread its
+    // share, so the lines are dirty; then the pool's threads asleep).
+    std::vector<char> evict_buffer(cold ? size_t(64) << 20 : 0);
+    struct Eviction {
+      char* p;
+      size_t bytes;
+      int threads;
+    } eviction{evict_buffer.data(), evict_buffer.size(), int(threads)};
+    auto before_call = [&] {
+      if (!cold) return;
+      rt.parallel_for(
+          rt.pool, int(threads),
+          [](void* ctx, int t, int) {
+            const auto* e = static_cast<const Eviction*>(ctx);
+            const size_t share = e->bytes / size_t(e->threads);
+            for (size_t i = size_t(t) * share; i < size_t(t + 1) * share; i += 64) ++e->p[i];
+          },
+          &eviction);
+      pool.wait_until_workers_sleep(100000);
+    };
     for (long M : m_list)
       for (const auto& nk : NK) {
         const long N = nk[0], K = nk[1];
@@ -138,6 +192,7 @@ int main(int argc, char** argv) {
         double est = 1e-9;
         for (long c : cands) {
           kCandidates[c].fn(&a, &rt);
+          before_call();
           const auto t0 = std::chrono::steady_clock::now();
           if (kCandidates[c].fn(&a, &rt)) return std::fprintf(stderr, "kernel failed\n"), 1;
           est = std::max(est, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -146,6 +201,7 @@ int main(int argc, char** argv) {
         std::vector<std::vector<double>> times(cands.size());
         for (int r = 0; r < rounds; ++r)
           for (size_t i = 0; i < cands.size(); ++i) {
+            before_call();
             const auto t0 = std::chrono::steady_clock::now();
             kCandidates[cands[i]].fn(&a, &rt);
             times[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

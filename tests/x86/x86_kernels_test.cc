@@ -89,6 +89,13 @@ TEST(X86Kernels, WbcastForm4x24Loop1SplitW) {
 TEST(X86Kernels, WbcastForm12x8OddKcTinyBlocks) {
   check_wbcast<Params<12, 8, 17, 12, 16, 0, 1, 0, 0, 1>>(3);
 }
+// PREFETCH_TILE: the next tile's rows of W prefetched, across MC blocks (MC = 2 tiles), the
+// thread bands' ends and the last partial tile, in both loop orders.
+TEST(X86Kernels, WbcastFormNextTilePrefetch) {
+  using I = dc_x86::Isa;
+  check_wbcast<Params<6, 16, 256, 12, 48, 0, 0, 0, 8, 4, I::kAvx2, 0, 1>>(3);
+  check_wbcast<Params<4, 24, 40, 8, 48, 1, 2, 0, 16, 3, I::kAvx2, 0, 1>>(2);
+}
 
 TEST(X86Kernels, WbcastFormRefusesOpsWhoseBIsNotRowsOfK) {
   DietcodeArgs a{};
