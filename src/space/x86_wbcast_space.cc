@@ -66,9 +66,10 @@ TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int reg
 
 const TemplateSpace& x86_avx2_wbcast_f32_space() {
   // The seed: the blocking tunes chose for BERT's fc1 and fc2 at M = 16, with the next tile's
-  // rows prefetched, which ran 2-10% faster there than without (docs/results/cpu/README.md,
-  // W). The search aims its mutations at the instances that take the most time, so it would
-  // rarely refine the smallest ones into this by itself.
+  // rows prefetched, which ran up to 10% faster there than without while DRAM was slow to
+  // answer and level with it otherwise (docs/results/cpu/README.md, W). The search aims its
+  // mutations at the instances that take the most time, so it would rarely refine the
+  // smallest ones into this by itself.
   static const TemplateSpace space = make_x86_wbcast_space(
       "x86_avx2_wbcast_f32", 8, 16, {8, 16, 24, 32}, {1, 2, 3, 4, 6, 8, 12, 14},
       {{{"MC", 192}, {"NC", 384}, {"THREADS_M", 4}, {"PREFETCH_TILE", 1}}});
