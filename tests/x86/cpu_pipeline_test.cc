@@ -43,6 +43,13 @@ class CpuPipeline : public ::testing::Test {
  protected:
   void SetUp() override { workload_ = parse_workload(kWorkload, "cpu_pipeline.json"); }
 
+  // `space` over the first op, whose largest shape is 39 x 97 x 131 (the CPU spaces read no
+  // GPU limits).
+  SearchSpace first_op_space(const TemplateSpace& space) {
+    return SearchSpace(space, SpaceContext{no_gpu_, workload_.ops[0], {1, 39, 97, 131}});
+  }
+  GpuSpec no_gpu_;
+
   // The template's default micro-kernel and a few valid ones drawn from its space.
   std::vector<MicroKernel> candidates(const TemplateSpace& space, const OpSpec& op) {
     std::vector<Instance> instances = expand_instances(workload_, op);
@@ -147,10 +154,7 @@ TEST_F(CpuPipeline, GeneratedKernelsNameTheirInstantiationAndShareNothingElse) {
 }
 
 TEST_F(CpuPipeline, TheRegisterFileBoundsTheTile) {
-  const OpSpec& op = workload_.ops[0];
-  GpuSpec unused;
-  SpaceContext context{unused, op, {1, 39, 97, 131}};
-  SearchSpace avx2(x86_avx2_f32_space(), context);
+  SearchSpace avx2 = first_op_space(x86_avx2_f32_space());
   MicroKernel mk = x86_avx2_f32_space().defaults();
   mk.params["MR"] = 8;  // 8 x 2 accumulators + 2 + 1 = 19 > 16 registers
   mk.params["MC"] = 48;
@@ -166,9 +170,7 @@ TEST_F(CpuPipeline, TheRegisterFileBoundsTheTile) {
 // instantiation, entry and cached object as before. It needs a prefetch distance.
 TEST_F(CpuPipeline, NextTilePrefetchIsWrittenOnlyWhenSet) {
   const OpSpec& op = workload_.ops[0];
-  GpuSpec unused;
-  SpaceContext context{unused, op, {1, 39, 97, 131}};
-  SearchSpace s(x86_avx2_wbcast_f32_space(), context);
+  SearchSpace s = first_op_space(x86_avx2_wbcast_f32_space());
   MicroKernel mk = x86_avx2_wbcast_f32_space().defaults();
   EXPECT_EQ(mk.get("PREFETCH_TILE"), 0);
   const GeneratedKernel plain = generate_kernel(op, mk);
@@ -194,11 +196,9 @@ TEST_F(CpuPipeline, NextTilePrefetchIsWrittenOnlyWhenSet) {
 
 TEST_F(CpuPipeline, OneWorkerTakesNoThreadGrid) {
   const OpSpec& op = workload_.ops[0];
-  GpuSpec unused;
-  SpaceContext context{unused, op, {1, 39, 97, 131}};
   for (const TemplateSpace* space :
        {&x86_avx2_f32_space(), &x86_avx2_dot_f32_space(), &x86_avx2_wbcast_f32_space()}) {
-    SearchSpace s(*space, context);
+    SearchSpace s = first_op_space(*space);
     MicroKernel mk = space->defaults();
     EXPECT_EQ(mk.get("WORKERS"), 0) << space->tmpl;
     mk.params["WORKERS"] = 1;
