@@ -345,7 +345,7 @@ else
 fi
 
 # --- 6. README of the results ---------------------------------------------------------------------
-figures() {  # one line per baseline from its JSON: geomean, worst instance, failures
+figures() {  # lines per baseline from its JSON: geomean, worst instance, ceiling, failures
   python3 - "$@" <<'EOF' 2>/dev/null || echo "(python3 missing: see the JSON files)"
 import json, sys
 for path in sys.argv[1:]:
@@ -363,6 +363,9 @@ for path in sys.argv[1:]:
         row = next((x for x in rows if x['op'] == w['op'] and x['shape'] == w['shape']), {})
         print(f"  worst instance {w['op']} {w['shape']}: {w['speedup']:.2f}x "
               f"(pack {row.get('pack_us')} us, {r['baseline']} {row.get('baseline_us')} us)")
+    c = r.get("ceiling_speedup")
+    if c:
+        print(f"  ceiling (every instance at 100% of the GPU's peak): {c:.3f}x")
     print(f"  results that disagree with the baseline: {r['failures']}")
 EOF
 }
