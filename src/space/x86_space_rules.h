@@ -9,10 +9,10 @@
 
 namespace dietcode {
 
-// The BLIS core's register tile (templates/x86/gemm_x86.h), in the frame the core computes:
-// MR x NR/W accumulators, NR/W vectors of the packed operand (named by `packed_vectors`, as in
-// "B vectors") and one broadcast fit the `registers` vector registers of W = `vector_floats`
-// lanes; MC is whole MR panels and NC whole NR panels.
+// The BLIS core's register tile (templates/x86/register_tile_x86.h), in the frame the core
+// computes: MR x NR/W accumulators, NR/W vectors of the packed operand (named by
+// `packed_vectors`, as in "B vectors") and one broadcast fit the `registers` vector registers of
+// W = `vector_floats` lanes; MC is whole MR panels and NC whole NR panels.
 std::vector<Constraint> x86_blis_core_constraints(int vector_floats, int registers,
                                                   const std::string& packed_vectors);
 

@@ -11,7 +11,7 @@
 // PREFETCH_TILE = 1 prefetches the next register tile's rows of W while this one computes, a
 // whole tile ahead instead of PREFETCH k steps: at M = 16 W streams from DRAM about as fast as
 // the FMAs consume it, and the short distances leave each tile's first lines waiting
-// (gemm_x86.h, accumulate). Kernels of logs from before it had 0.
+// (register_tile_x86.h, accumulate). Kernels of logs from before it had 0.
 #include <map>
 #include <string>
 #include <utility>

@@ -1,0 +1,265 @@
+// register_tile_x86.h: the register tile of the x86 BLIS core (gemm_x86.h): the fused epilogue's
+// activation on one vector, and the micro-kernel in its parts (accumulate, the guarded and the
+// transposed stores, and the entries that join them). Everything is always_inline, so each
+// entry compiles to one loop nest with the tile in registers. Included by gemm_x86.h after its
+// Params and ISA traits; include ops_x86.h, not this file.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+namespace dc_x86 {
+
+// ---------------------------------------------------------------------------------------------
+// Epilogue activation on one vector.
+
+// GELU, tanh form: 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3).
+// The right-hand form has no cancellation for negative x and needs one exp and one division.
+template <class I>
+inline typename I::V gelu(typename I::V x) {
+  using V = typename I::V;
+  const V x2 = I::mul(x, x);
+  const V t = I::fma(x2, I::set1(0.044715f), I::set1(1.0f));
+  const V z = I::mul(I::mul(x, t), I::set1(-1.5957691216057308f));  // -2 sqrt(2/pi)
+  return I::div(x, I::add(I::set1(1.0f), I::exp(z)));
+}
+
+template <class I, Epilogue E>
+inline typename I::V activate(typename I::V x) {
+  if constexpr (has_relu(E)) return I::max(x, I::zero());
+  if constexpr (has_gelu(E)) return gelu<I>(x);
+  return x;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The store of a transposed tile (CT): acc[r][v] lane l is C(j = v*W + l, r) at c[j*ldc + r].
+// The epilogue runs on the vectors (bias[r] is one value per tile row); the tile then reaches C
+// through a buffer, one scalar move per element, which the FMAs outnumber KC / W to one.
+template <class I, class P, Epilogue E>
+__attribute__((always_inline)) inline void store_transposed(
+    typename I::V (&acc)[P::MR][P::NR / I::W], float* c, long ldc, int m, int n, bool first,
+    bool last, const float* bias) {
+  using V = typename I::V;
+  constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W;
+  alignas(64) float t[MR][NR];
+  if (!first)
+    for (int r = 0; r < MR; ++r)
+      for (int j = 0; j < NR; ++j) t[r][j] = r < m && j < n ? c[j * ldc + r] : 0.0f;
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      V x = acc[r][v];
+      if (!first) x = I::add(x, I::load(&t[r][v * W]));
+      if (last) {
+        if constexpr (has_bias(E)) x = I::add(x, I::set1(r < m ? bias[r] : 0.0f));
+        x = activate<I, E>(x);
+      }
+      I::storeu(&t[r][v * W], x);
+    }
+  }
+  for (int j = 0; j < n; ++j) {
+    float* cj = c + j * ldc;
+    for (int r = 0; r < m; ++r) cj[r] = t[r][j];
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The micro-kernel, in three parts: accumulate (the k loop), store_tile (the guarded store with
+// the fused epilogue), and the two entries that join them: micro_kernel (A packed, or rows of a
+// matrix in place) and micro_kernel_runs (A in place through a table of runs: conv2d's direct
+// form). All always_inline, so each entry compiles to one loop nest with the tile in registers.
+
+// acc += A . B over kc k steps. A(r, k) is a[k*MR + r] (PACKED_A) or arow[r][k]; B(k, j) is
+// b[k*NR + j], aligned to the vector size. ROW_PF: prefetch the A rows in place (the
+// W-broadcast form streams W that way): PREFETCH k steps ahead in each row, or with
+// PREFETCH_TILE the rows of the next tile, next_row[r] (at the same k), a whole tile ahead.
+//
+// Why a tile ahead. At M = 16 every element of W feeds two vector FMAs, so W streams from
+// DRAM about as fast as the FMAs consume it, and a distance of 16-64 k steps (tens of
+// nanoseconds of FMAs) is shorter than DRAM's latency; each tile's first lines then wait.
+// The next tile's rows, fetched while this tile computes, are a microsecond ahead.
+template <class I, class P, bool PACKED_A, bool ROW_PF>
+__attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR][P::NR / I::W],
+                                                      long kc, const float* __restrict a,
+                                                      const float* const* arow,
+                                                      const float* __restrict b,
+                                                      const float* const* next_row = nullptr) {
+  using V = typename I::V;
+  constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W, U = P::UNROLL, PF = P::PREFETCH;
+  long k = 0;
+  for (; k + U <= kc; k += U) {
+#pragma GCC unroll 16
+    for (int u = 0; u < U; ++u) {
+      const float* bk = b + (k + u) * NR;
+      if constexpr (PF > 0) {
+        _mm_prefetch(reinterpret_cast<const char*>(bk + PF * NR), _MM_HINT_T0);
+        if constexpr (PACKED_A) {
+          if ((u * MR * 4) % 64 < MR * 4)  // about one A prefetch per cache line
+            _mm_prefetch(reinterpret_cast<const char*>(a + (k + u + PF) * MR), _MM_HINT_T0);
+        } else if constexpr (ROW_PF && P::PREFETCH_TILE) {
+          // One line of each of the next tile's rows per 16 k: the next tile's K block whole.
+          if (u == 0 && ((k & 15) < U))
+#pragma GCC unroll 32
+            for (int r = 0; r < MR; ++r)
+              _mm_prefetch(reinterpret_cast<const char*>(next_row[r] + k), _MM_HINT_T0);
+        } else if constexpr (ROW_PF) {
+          // One prefetch per row per 16 k (a cache line), PF * 4 floats ahead.
+          if (u == 0 && ((k & 15) < U))
+#pragma GCC unroll 32
+            for (int r = 0; r < MR; ++r)
+              _mm_prefetch(reinterpret_cast<const char*>(arow[r] + k + PF * 4), _MM_HINT_T0);
+        }
+      }
+      V bv[NV];
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) bv[v] = I::load(bk + v * W);
+#pragma GCC unroll 32
+      for (int r = 0; r < MR; ++r) {
+        const V av = PACKED_A ? I::broadcast(a + (k + u) * MR + r) : I::broadcast(arow[r] + k + u);
+#pragma GCC unroll 8
+        for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
+      }
+    }
+  }
+  for (; k < kc; ++k) {
+    const float* bk = b + k * NR;
+    V bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = I::load(bk + v * W);
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      const V av = PACKED_A ? I::broadcast(a + k * MR + r) : I::broadcast(arow[r] + k);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
+    }
+  }
+}
+
+template <class I, class P>
+__attribute__((always_inline)) inline void zero_tile(typename I::V (&acc)[P::MR][P::NR / I::W]) {
+#pragma GCC unroll 32
+  for (int r = 0; r < P::MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < P::NR / I::W; ++v) acc[r][v] = I::zero();
+}
+
+// Software prefetch of the C tile's rows, which the store reads back (all but the first K block).
+template <class P>
+__attribute__((always_inline)) inline void prefetch_c(const float* c, long ldc, int m) {
+  if constexpr (P::PREFETCH > 0) {
+#pragma GCC unroll 32
+    for (int r = 0; r < P::MR; ++r)
+      if (r < m) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+  }
+}
+
+// C[0:m, 0:n] = acc (first) or += acc, then the epilogue (last); bias points at column 0.
+// Fully unrolled so the accumulators stay in registers (GCC spills them all otherwise, see
+// DESIGN.md).
+template <class I, class P, Epilogue E>
+__attribute__((always_inline)) inline void store_tile(typename I::V (&acc)[P::MR][P::NR / I::W],
+                                                      float* c, long ldc, int m, int n, bool first,
+                                                      bool last, const float* bias) {
+  using V = typename I::V;
+  constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W;
+  V bias_v[NV];
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) bias_v[v] = I::zero();
+  if constexpr (has_bias(E)) {
+    if (last) {
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const int cols = n - v * W;
+        bias_v[v] = cols >= W  ? I::loadu(bias + v * W)
+                    : cols > 0 ? I::load_partial(bias + v * W, cols)
+                               : I::zero();
+      }
+    }
+  }
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+    if (r < m) {
+      float* cr = c + r * ldc;
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) {
+        const int cols = n - v * W;
+        V x = acc[r][v];
+        if (cols >= W) {
+          if (!first) x = I::add(x, I::loadu(cr + v * W));
+          if (last) {
+            if constexpr (has_bias(E)) x = I::add(x, bias_v[v]);
+            x = activate<I, E>(x);
+          }
+          I::storeu(cr + v * W, x);
+        } else if (cols > 0) {
+          if (!first) x = I::add(x, I::load_partial(cr + v * W, cols));
+          if (last) {
+            if constexpr (has_bias(E)) x = I::add(x, bias_v[v]);
+            x = activate<I, E>(x);
+          }
+          I::store_partial(cr + v * W, x, cols);
+        }
+      }
+    }
+  }
+}
+
+// C[0:m, 0:n] (+)= A panel . B panel over kc, m <= MR, n <= NR.
+//   a        PACK_A: packed panel, A(r,k) = a[k*MR + r]; else row-major, A(r,k) = a[r*lda + k]
+//            (rows r >= m are clamped to m-1 and their results dropped).
+//   b        packed panel, B(k,j) = b[k*NR + j], aligned to the vector size.
+//   first    overwrite C (else add to it); last: apply the epilogue (bias points at column 0).
+//   CT       C is stored transposed (the W-broadcast form, wbcast_x86.h): tile element (r, j) is
+//            c[j*ldc + r], and bias[r] belongs to tile row r.
+//   next_a, next_m   the next tile's rows of A in place and how many there are (PREFETCH_TILE:
+//            prefetched while this tile computes; next_m = 0 when there is no next tile).
+template <class I, class P, bool PACKED_A, Epilogue E, bool CT = false>
+__attribute__((always_inline)) inline void micro_kernel(long kc, const float* __restrict a,
+                                                        long lda, const float* __restrict b,
+                                                        float* c, long ldc, int m, int n,
+                                                        bool first, bool last, const float* bias,
+                                                        const float* next_a = nullptr,
+                                                        int next_m = 0) {
+  using V = typename I::V;
+  constexpr int MR = P::MR;
+  constexpr bool kNextRows = !PACKED_A && CT && P::PREFETCH > 0 && P::PREFETCH_TILE;
+  V acc[MR][P::NR / I::W];
+  zero_tile<I, P>(acc);
+  const float* arow[PACKED_A ? 1 : MR];
+  if constexpr (!PACKED_A) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) arow[r] = a + long(r < m ? r : m - 1) * lda;
+  }
+  // Without a next tile, this tile's own rows again: already in L1, the prefetches cost a slot.
+  const float* next_row[kNextRows ? MR : 1];
+  if constexpr (kNextRows) {
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+      next_row[r] = next_m > 0 ? next_a + long(r < next_m ? r : next_m - 1) * lda : arow[r];
+  }
+  if constexpr (!CT) prefetch_c<P>(c, ldc, m);
+  accumulate<I, P, PACKED_A, CT>(acc, kc, a, arow, b, next_row);
+  if constexpr (CT)
+    store_transposed<I, P, E>(acc, c, ldc, m, n, first, last, bias);
+  else
+    store_tile<I, P, E>(acc, c, ldc, m, n, first, last, bias);
+}
+
+// The same over a table of runs of A read in place (conv2d's direct form, AConvNHWC::runs): run
+// by run, the tile accumulates row r's src[r][0..len) against the next len rows of the B panel.
+template <class I, class P, Epilogue E, class Run>
+__attribute__((always_inline)) inline void micro_kernel_runs(const Run* runs,
+                                                             const float* __restrict b, float* c,
+                                                             long ldc, int m, int n, bool first,
+                                                             bool last, const float* bias) {
+  typename I::V acc[P::MR][P::NR / I::W];
+  zero_tile<I, P>(acc);
+  prefetch_c<P>(c, ldc, m);
+  for (; runs->len > 0; b += runs->len * P::NR, ++runs)
+    accumulate<I, P, false, false>(acc, runs->len, nullptr, runs->src, b);
+  store_tile<I, P, E>(acc, c, ldc, m, n, first, last, bias);
+}
+
+}  // namespace dc_x86
