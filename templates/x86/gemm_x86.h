@@ -4,10 +4,10 @@
 //
 // Guided tour, innermost first:
 //   micro_kernel   (register_tile_x86.h) MR x NR register tile of C, MR*NR/W vector
-//                  accumulators, fed per k by NR/W
-//                  vector loads of a packed B row and MR broadcasts of A (packed: one column of
-//                  an MR-row panel; direct: MR row pointers into A, or for conv2d a table of
-//                  runs, each with MR pointers into the input). The k loop never checks
+//                  accumulators, fed per k by NR/W vector loads of a packed B row and MR
+//                  broadcasts of A (packed: one column of an MR-row panel; direct: MR row
+//                  pointers into A, or for conv2d a table of runs, each with MR pointers into
+//                  the input). The k loop never checks
 //                  bounds: panels are zero-padded to whole MR / NR. Only the final store is
 //                  guarded (rows by `r < m`, columns by masked partial stores). The first K block
 //                  overwrites C, later ones add to it, and the last one applies the fused
@@ -73,7 +73,7 @@ struct Params {
   static constexpr Isa ISA = ISA_;
   static constexpr int WORKERS = WORKERS_;
   // The W-broadcast form (A's rows read in place): 1 prefetches the next register tile's rows
-  // of A instead of this tile's PREFETCH k steps ahead (accumulate).
+  // of A instead of this tile's PREFETCH k steps ahead (register_tile_x86.h, accumulate).
   static constexpr int PREFETCH_TILE = PREFETCH_TILE_;
 };
 
