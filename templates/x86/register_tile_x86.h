@@ -206,6 +206,15 @@ __attribute__((always_inline)) inline void store_tile(typename I::V (&acc)[P::MR
   }
 }
 
+// The MR row pointers of a tile of `rows` rows of a matrix read in place, the last row repeated
+// past them (their results are dropped; a prefetch of them costs nothing).
+template <int MR>
+__attribute__((always_inline)) inline void tile_rows(const float* a, long lda, int rows,
+                                                     const float* (&out)[MR]) {
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) out[r] = a + long(r < rows ? r : rows - 1) * lda;
+}
+
 // C[0:m, 0:n] (+)= A panel . B panel over kc, m <= MR, n <= NR.
 //   a        PACK_A: packed panel, A(r,k) = a[k*MR + r]; else row-major, A(r,k) = a[r*lda + k]
 //            (rows r >= m are clamped to m-1 and their results dropped).
@@ -228,17 +237,10 @@ __attribute__((always_inline)) inline void micro_kernel(long kc, const float* __
   V acc[MR][P::NR / I::W];
   zero_tile<I, P>(acc);
   const float* arow[PACKED_A ? 1 : MR];
-  if constexpr (!PACKED_A) {
-#pragma GCC unroll 32
-    for (int r = 0; r < MR; ++r) arow[r] = a + long(r < m ? r : m - 1) * lda;
-  }
+  if constexpr (!PACKED_A) tile_rows(a, lda, m, arow);
   // Without a next tile, this tile's own rows again: already in L1, the prefetches cost a slot.
   const float* next_row[kNextRows ? MR : 1];
-  if constexpr (kNextRows) {
-#pragma GCC unroll 32
-    for (int r = 0; r < MR; ++r)
-      next_row[r] = next_m > 0 ? next_a + long(r < next_m ? r : next_m - 1) * lda : arow[r];
-  }
+  if constexpr (kNextRows) tile_rows(next_m > 0 ? next_a : a, lda, next_m > 0 ? next_m : m, next_row);
   if constexpr (!CT) prefetch_c<P>(c, ldc, m);
   accumulate<I, P, PACKED_A, CT>(acc, kc, a, arow, b, next_row);
   if constexpr (CT)
