@@ -180,6 +180,21 @@ class CpuThreadPool {
     return text == "1" || text == "true" || text == "close";
   }
 
+  // DIETCODE_CPU_SPIN_US: how long a pack's pool threads poll for the next launch before they
+  // sleep, in microseconds, 0 to 1000000 written in decimal digits; unset or anything else:
+  // `fallback`.
+  static int spin_microseconds_from_environment(int fallback) {
+    const char* value = std::getenv("DIETCODE_CPU_SPIN_US");
+    if (!value || !*value) return fallback;
+    long us = 0;
+    for (const char* c = value; *c; ++c) {
+      if (*c < '0' || *c > '9') return fallback;
+      us = us * 10 + (*c - '0');
+      if (us > 1000000) return fallback;
+    }
+    return int(us);
+  }
+
   // Binds the calling thread to `cpu`; false when the kernel refused.
   static bool pin_self(int cpu) {
     cpu_set_t set;
@@ -241,7 +256,6 @@ class CpuThreadPool {
     __builtin_ia32_pause();
 #endif
   }
-
 
   // Claims the next task index of `generation`, or -1 when that call has none left (or is over).
   // The ticket is (generation << 32 | next index); a compare-exchange, not a fetch_add, so that a

@@ -13,9 +13,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -547,6 +549,36 @@ TEST_F(CpuPackTest, TheThreadCountIsSettable) {
     EXPECT_EQ(launch_and_check(pack, "proj", 129, unsigned(n)), "");
     EXPECT_EQ(pack.num_threads(), n == 0 ? cores : n);
   }
+}
+
+double process_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// CPU time the process spends in the 100 ms after a launch on a fresh pool of 2 threads made
+// with DIETCODE_CPU_SPIN_US set to `spin` (each Pack is a copy of the file with its own pool).
+double cpu_seconds_after_a_launch(const fs::path& library, const char* spin) {
+  setenv("DIETCODE_CPU_SPIN_US", spin, 1);
+  Pack pack(library);
+  EXPECT_EQ(pack.set_num_threads(2), DIETCODE_OK);
+  EXPECT_EQ(launch_and_check(pack, "proj", 37, 5), "");
+  unsetenv("DIETCODE_CPU_SPIN_US");
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return process_cpu_seconds() - before;
+}
+
+TEST_F(CpuPackTest, ItsPoolPollsAsLongAsTheEnvironmentSays) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "this CPU has no AVX2";
+  // 0: the pool thread sleeps at once. 1 s: it polls through the whole 100 ms (on a loaded
+  // machine it still gets a good share of a core).
+  const double quiet = cpu_seconds_after_a_launch(library("v3"), "0");
+  EXPECT_LT(quiet, 0.010) << "a pool told to poll 0 us spent " << quiet << " s of CPU in 0.1 s";
+  const double polling = cpu_seconds_after_a_launch(library("v3"), "1000000");
+  EXPECT_GT(polling, 0.020) << "a pool told to poll 1 s spent " << polling << " s of CPU in 0.1 s";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // until it sleeps
 }
 
 TEST_F(CpuPackTest, ExportsTheAbiAndNeverTouchesTheDriver) {

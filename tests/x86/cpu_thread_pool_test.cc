@@ -7,7 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace dietcode {
@@ -130,6 +133,25 @@ TEST(CpuThreadPool, TellsWhenItsWorkersSleep) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_FALSE(spinning.wait_until_workers_sleep(2000)) << "a pool spinning 5 s slept at once";
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+}
+
+TEST(CpuThreadPool, ReadsAPacksSpinTimeFromTheEnvironment) {
+  const char* saved = std::getenv("DIETCODE_CPU_SPIN_US");
+  const std::string restore = saved ? saved : "";
+  unsetenv("DIETCODE_CPU_SPIN_US");
+  EXPECT_EQ(CpuThreadPool::spin_microseconds_from_environment(200), 200);
+  const std::pair<const char*, int> cases[] = {
+      {"0", 0},  {"35", 35},  {"1000000", 1000000}, {"1000001", 200}, {"99999999999999", 200},
+      {"", 200}, {"-5", 200}, {"20us", 200},        {" 20", 200},     {"2e3", 200},
+  };
+  for (const auto& [text, want] : cases) {
+    setenv("DIETCODE_CPU_SPIN_US", text, 1);
+    EXPECT_EQ(CpuThreadPool::spin_microseconds_from_environment(200), want) << "'" << text << "'";
+  }
+  if (saved)
+    setenv("DIETCODE_CPU_SPIN_US", restore.c_str(), 1);
+  else
+    unsetenv("DIETCODE_CPU_SPIN_US");
 }
 
 TEST(CpuThreadPool, PinsItsThreadsWhenAsked) {

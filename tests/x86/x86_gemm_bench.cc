@@ -5,7 +5,7 @@
 // AVX-512 ones (c18..).
 //
 //   x86_gemm_bench [--threads 1,2] [--m 16,128,512,2048] [--cands 0,1,...] [--seconds 0.4]
-//                  [--cold 1] [--evict 0|1] [--asleep 0|1] [--read 1]
+//                  [--cold 1] [--evict 0|1] [--asleep 0|1] [--read 1] [--gap US] [--spin US]
 //
 // Candidates are interleaved round-robin per shape (one call each per round) and the median per
 // candidate is reported, because timings on the shared 2-core machines drift by tens of percent.
@@ -19,6 +19,10 @@
 // column: W read once by the pool's threads, each its share, in the same rotation (GB/s), which
 // is what the memory gives a kernel that streams W at small M. With the pool asleep, a line
 // after each thread count says how late its tasks start (the caller's and the woken threads').
+// --gap US has the caller work US microseconds before each call, as a model runs its other
+// layers between a pack's launches, and leaves the pool as the gap leaves it: asleep if the
+// gap outlasts how long its threads poll after a call, --spin US (by default 20 with
+// --asleep 1, as the tuner's pool, and a second otherwise; a pack's pool polls 200 us).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -198,6 +202,8 @@ int main(int argc, char** argv) {
   std::vector<long> threads_list = {1, 2}, m_list = {16, 128, 512, 2048}, cands;
   double seconds = 0.4;         // per shape, thread count and candidate, spread over the rounds
   int evict = -1, asleep = -1;  // -1: as --cold says
+  double gap_us = 0;
+  int spin_us = -1;  // -1: as --asleep says
   bool cold = false, read = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--threads"))
@@ -214,6 +220,10 @@ int main(int argc, char** argv) {
       evict = std::atoi(argv[i + 1]) != 0;
     else if (!std::strcmp(argv[i], "--asleep"))
       asleep = std::atoi(argv[i + 1]) != 0;
+    else if (!std::strcmp(argv[i], "--gap"))
+      gap_us = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--spin"))
+      spin_us = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--read"))
       read = std::atoi(argv[i + 1]) != 0;
     else {
@@ -238,8 +248,13 @@ int main(int argc, char** argv) {
 
   if (evict < 0) evict = cold;
   if (asleep < 0) asleep = cold;
-  std::printf("%s; %s\n", evict ? "caches evicted before every call" : "operands in the caches",
-              asleep ? "the pool asleep when a call starts" : "the pool spinning between calls");
+  if (spin_us < 0) spin_us = asleep ? 20 : 1000000;
+  std::printf(
+      "%s; %s", evict ? "caches evicted before every call" : "operands in the caches",
+      asleep ? "the pool asleep when a call starts" : "the pool left as the last call left it");
+  std::printf("; its threads poll %d us after a call", spin_us);
+  if (gap_us > 0) std::printf("; the caller works %.0f us before each call", gap_us);
+  std::printf("\n");
   std::printf("candidates:\n");
   for (long c : cands) std::printf("  c%ld  %s\n", c, kCandidates[c].name);
   std::printf("\n%5s %5s %5s %3s", "M", "N", "K", "thr");
@@ -251,9 +266,8 @@ int main(int argc, char** argv) {
   if (read) rotation.push_back(read_w);
 
   for (long threads : threads_list) {
-    // Awake: the pool's threads poll for the next call for a second, longer than any gap here.
     dietcode::CpuThreadPool pool(
-        {.threads = int(threads), .pin = true, .spin_microseconds = asleep ? 20 : 1000000});
+        {.threads = int(threads), .pin = true, .spin_microseconds = spin_us});
     pool.pin_caller();
     const DietcodeCpuRuntime rt = pool.runtime();
     // --evict: what every call finds, as in `dietcode bench` (64 MiB written, each thread its
@@ -275,6 +289,11 @@ int main(int argc, char** argv) {
             },
             &eviction);
       if (asleep) pool.wait_until_workers_sleep(100000);
+      // Other work on the caller: a spin on the clock, which the pool's polling does not slow.
+      const auto gap_end =
+          std::chrono::steady_clock::now() + std::chrono::duration<double, std::micro>(gap_us);
+      while (gap_us > 0 && std::chrono::steady_clock::now() < gap_end) {
+      }
     };
     for (long M : m_list)
       for (const auto& nk : NK) {

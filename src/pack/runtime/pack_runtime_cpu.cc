@@ -20,7 +20,9 @@
  *               sets DIETCODE_CPU_BIND=1 (read when the pool is created), which binds pool
  *               thread i to the i-th CPU of the affinity mask, as OMP_PROC_BIND does for an
  *               OpenMP team. Off by default: two packs in one process would bind their threads
- *               to the same CPUs.
+ *               to the same CPUs. After a launch the pool's threads poll for the next one
+ *               for kSpinMicroseconds before they sleep, or as DIETCODE_CPU_SPIN_US says (read
+ *               when the pool is created).
  *   constants   weights declared constant (dietcode_declare_constant, pack_constants.h) are
  *               packed once per layout of the kernels that read them (the kernel's prepack)
  *               by the first launch that needs that layout, and read from there by every
@@ -54,6 +56,16 @@ struct PoolState {
   std::shared_ptr<CpuThreadPool> pool;
 };
 
+// How long the pool's threads poll after a launch before they sleep. A launch that finds them
+// asleep spends tens of microseconds waking them on a virtual machine (the woken thread starts
+// 22-25 us into the call on the 2-core guest of docs/results/cpu, section X), 10-30% of a T=1
+// call of BERT's dense layers. Between a model's layers the caller runs other work (attention,
+// layer norm) for microseconds to hundreds of microseconds; polling 200 us bridges most of it,
+// as OpenMP runtimes do by default (libgomp polls 300,000 times, Intel's runtime 200 ms), and
+// holds a core for at most that long after the last launch. DIETCODE_CPU_SPIN_US=0 gives the
+// core back at once.
+constexpr int kSpinMicroseconds = 200;
+
 // Created when the pack is loaded and freed by unload_pack when it is unloaded.
 PoolState* g_pool = new PoolState;
 
@@ -69,6 +81,8 @@ std::shared_ptr<CpuThreadPool> current_pool() {
     CpuThreadPoolOptions options;
     options.threads = threads_for(g_pool->wanted);
     options.pin = CpuThreadPool::binding_requested_by_environment();
+    options.spin_microseconds =
+        CpuThreadPool::spin_microseconds_from_environment(kSpinMicroseconds);
     g_pool->pool = std::make_shared<CpuThreadPool>(options);
   }
   return g_pool->pool;
