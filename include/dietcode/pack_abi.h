@@ -65,8 +65,9 @@
  *     so that launches separated by other short work (a model's other layers) find them
  *     awake; waking a sleeping pool costs tens of microseconds on a virtual machine. The
  *     environment variable DIETCODE_CPU_SPIN_US=N (0 to 1000000), read when the pool is
- *     created, sets that time: 0 gives the cores back at once (other threads of the process
- *     need them), more suits launches further apart. Any other value is ignored.
+ *     created, sets that time: 0 gives the cores back at once, for a process whose other
+ *     threads need them right after a launch (another pack's pool, an OpenMP team); more suits
+ *     launches further apart. Any other value is ignored.
  *   - archs are x86-64 ISA levels: "x86-64-v3" (AVX2, FMA) and "x86-64-v4" (AVX-512). A
  *     kernel of an AVX-512 template runs only on a v4 CPU, an AVX2 one on v3 and v4, so a pack
  *     of both levels carries one dispatcher over every kernel for v4 and one over the AVX2
