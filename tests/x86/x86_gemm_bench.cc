@@ -129,7 +129,7 @@ const Candidate kCandidates[] = {
     {"avx512 8x48 kc384 mc96",
      dense_gelu<Params<8, 48, 384, 96, 3072, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx512>>},
     {"avx512 dot 4x6 kc768", dot_gelu<dc_x86::DotParams<4, 6, 768, 1, 2, dc_x86::Isa::kAvx512>>},
-    // The W-broadcast form (c21..): MR rows of W by NR rows of X.
+    // The W-broadcast form (c23..): MR rows of W by NR rows of X.
     {"avx512 wbcast 28x16 kc768 mc168 nc768 pf8",
      wbcast_gelu<Params<28, 16, 768, 168, 768, 0, 0, 0, 8, 4, dc_x86::Isa::kAvx512>>},
     {"avx512 wbcast 14x32 kc768 mc168 nc768 pf8",
