@@ -45,24 +45,20 @@ struct Avx512 {
   static inline V load_partial(const float* p, int n) { return _mm512_maskz_loadu_ps(mask(n), p); }
   static inline void store_partial(float* p, V v, int n) { _mm512_mask_storeu_ps(p, mask(n), v); }
 
-  // e^x: the same Cephes polynomial and clamps as Avx2::exp.
-  static inline V exp(V x) {
-    x = _mm512_min_ps(x, _mm512_set1_ps(88.0f));
-    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
-    const V fx = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(0.693359375f), x);
-    x = _mm512_fnmadd_ps(fx, _mm512_set1_ps(-2.12194440e-4f), x);
-    V y = _mm512_set1_ps(1.9875691500E-4f);
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507E-3f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073E-3f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894E-2f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459E-1f));
-    y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201E-1f));
-    y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), _mm512_add_ps(x, _mm512_set1_ps(1.0f)));
-    const __m512i n = _mm512_slli_epi32(
-        _mm512_add_epi32(_mm512_cvtps_epi32(fx), _mm512_set1_epi32(127)), 23);
-    return _mm512_mul_ps(y, _mm512_castsi512_ps(n));
+  // 2^t: the same polynomial and clamps as Avx2::exp2; scalef applies 2^n in one instruction.
+  static inline V exp2(V t) {
+    t = _mm512_min_ps(t, _mm512_set1_ps(126.0f));
+    t = _mm512_max_ps(t, _mm512_set1_ps(-125.0f));
+    const V n = _mm512_roundscale_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const V f = _mm512_sub_ps(t, n);
+    V y = _mm512_set1_ps(1.5353362e-4f);
+    y = _mm512_fmadd_ps(y, f, _mm512_set1_ps(1.3398874e-3f));
+    y = _mm512_fmadd_ps(y, f, _mm512_set1_ps(9.6181291e-3f));
+    y = _mm512_fmadd_ps(y, f, _mm512_set1_ps(5.5504109e-2f));
+    y = _mm512_fmadd_ps(y, f, _mm512_set1_ps(2.4022651e-1f));
+    y = _mm512_fmadd_ps(y, f, _mm512_set1_ps(6.9314718e-1f));
+    y = _mm512_fmadd_ps(y, f, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(y, n);
   }
 };
 

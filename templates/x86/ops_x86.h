@@ -6,7 +6,7 @@
 // Guided tour
 //   dietcode_cpu.h        the C contract: DietcodeCpuRuntime (threads + parallel_for), the kernel
 //                         signature DietcodeCpuKernelFn.
-//   microkernel_avx2.h    Avx2 vector traits (__m256, W = 8, 16 registers, masked edges, exp).
+//   microkernel_avx2.h    Avx2 vector traits (__m256, W = 8, 16 registers, masked edges, exp2).
 //   microkernel_avx512.h  Avx512 traits (__m512, W = 16, 32 registers), only under __AVX512F__.
 //   gemm_x86.h            Params, Epilogue, the MR x NR micro-kernel, packing, blocking loops,
 //                         the thread split. Its opening comment explains the loop nest.
@@ -40,7 +40,7 @@
 //                                  in place (PACK_A = 0).
 //   EPI  Epilogue::kNone, kBias, kRelu, kBiasRelu, kGelu, kBiasGelu (= EPILOGUE 0..5 of the CUDA
 //        templates). Bias: args->bias, N floats (per filter for conv2d), required iff EPI has
-//        one. GELU is the tanh form, computed as x / (1 + exp(-2u)) with a vector exp (~1e-7
+//        one. GELU is the tanh form, computed as x / (1 + e^(-2u)) with a vector 2^t (~1e-7
 //        relative to the scalar formula).
 //   P    Params<MR, NR, KC, MC, NC, LOOP_ORDER, THREADS_M, PACK_A, PREFETCH, UNROLL, ISA,
 //        WORKERS, PREFETCH_TILE>, every argument defaulted (Params<> = 6,16,256,72,3072,0,0,1,0,4,

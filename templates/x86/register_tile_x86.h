@@ -15,14 +15,16 @@ namespace dc_x86 {
 // Epilogue activation on one vector.
 
 // GELU, tanh form: 0.5 x (1 + tanh(u)) = x / (1 + e^(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3).
-// The right-hand form has no cancellation for negative x and needs one exp and one division.
+// The right-hand form has no cancellation for negative x and needs one exponential and one
+// division; e^(-2u) = 2^(x (k + 0.044715 k x^2)) with k = -2 sqrt(2/pi) log2(e), so the
+// exponential is base 2 and its constant is folded into u's polynomial.
 template <class I>
 inline typename I::V gelu(typename I::V x) {
   using V = typename I::V;
   const V x2 = I::mul(x, x);
-  const V t = I::fma(x2, I::set1(0.044715f), I::set1(1.0f));
-  const V z = I::mul(I::mul(x, t), I::set1(-1.5957691216057308f));  // -2 sqrt(2/pi)
-  return I::div(x, I::add(I::set1(1.0f), I::exp(z)));
+  const V t =
+      I::fma(x2, I::set1(-0.1029432395800235f), I::set1(-2.302208198144325f));  // 0.044715 k, k
+  return I::div(x, I::add(I::set1(1.0f), I::exp2(I::mul(x, t))));
 }
 
 template <class I, Epilogue E>
