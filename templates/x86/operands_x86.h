@@ -36,6 +36,41 @@ inline void store_first(float* p, __m256 v) {
   }
 }
 
+// p[0..N) into the first N lanes (N in 1..8), the rest zero; whole and half vector loads only.
+template <int N>
+inline __m256 load_first(const float* p) {
+  if constexpr (N == 8) {
+    return _mm256_loadu_ps(p);
+  } else {
+    constexpr int kRest = N >= 4 ? N - 4 : N;
+    __m128 rest = _mm_setzero_ps();
+    const float* q = N >= 4 ? p + 4 : p;
+    if constexpr (kRest >= 2) rest = _mm_loadl_pi(rest, reinterpret_cast<const __m64*>(q));
+    if constexpr (kRest == 3) rest = _mm_insert_ps(rest, _mm_load_ss(q + 2), 0x20);
+    if constexpr (kRest == 1) rest = _mm_load_ss(q);
+    if constexpr (N >= 4)
+      return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(p)), rest, 1);
+    else
+      return _mm256_insertf128_ps(_mm256_setzero_ps(), rest, 0);
+  }
+}
+
+// 8x8 transpose in registers: y[j] lane r = v[r] lane j.
+inline void transpose8(const __m256 (&v)[8], __m256 (&y)[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+  y[0] = _mm256_permute2f128_ps(s0, s4, 0x20), y[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  y[2] = _mm256_permute2f128_ps(s2, s6, 0x20), y[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  y[4] = _mm256_permute2f128_ps(s0, s4, 0x31), y[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  y[6] = _mm256_permute2f128_ps(s2, s6, 0x31), y[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
 // Eight rows of eight k steps (v[r] = row r) transposed: k step j's first N values, one per
 // row, to d + j*stride.
 template <int N>

@@ -89,6 +89,16 @@ TEST(X86Kernels, WbcastForm4x24Loop1SplitW) {
 TEST(X86Kernels, WbcastForm12x8OddKcTinyBlocks) {
   check_wbcast<Params<12, 8, 17, 12, 16, 0, 1, 0, 0, 1>>(3);
 }
+// Whole tiles of at most 8 rows of W on AVX2 store through an 8x8 register transpose, each C
+// row taking MR floats in whole and half vectors: every height from 2 to 8 (the odd ones take
+// a single float at the end), with K blocks of 9 and 16 so that C is read back and added to.
+TEST(X86Kernels, WbcastFormTransposedStoreOfEveryHeight) {
+  check_wbcast<Params<2, 16, 9, 8, 32, 0, 0, 0, 0, 2>>(2);
+  check_wbcast<Params<3, 16, 16, 9, 32, 0, 0, 0, 4, 4>>(2);
+  check_wbcast<Params<5, 16, 9, 10, 48, 1, 0, 0, 0, 1>>(2);
+  check_wbcast<Params<7, 8, 16, 14, 16, 0, 1, 0, 0, 4>>(2);
+  check_wbcast<Params<8, 8, 9, 16, 24, 0, 0, 0, 8, 3>>(3);
+}
 // PREFETCH_TILE: the next tile's rows of W prefetched, across MC blocks (MC = 2 tiles), the
 // thread bands' ends and the last partial tile, in both loop orders.
 TEST(X86Kernels, WbcastFormNextTilePrefetch) {
