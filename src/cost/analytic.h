@@ -97,9 +97,10 @@ struct KernelProfile {
   bool packs_a = false, packs_b = false;  // the BLIS form packs B, and A unless PACK_A = 0
   // The W-broadcast form computes C^T: tile_m / tile_n are given in C's frame (NR x MR),
   // threads_m bands C's columns, nc blocks C's rows (X's), bk is KC, and each K block ends in
-  // a transposed store of the tile.
+  // a transposed store of the tile: the first block's writes C, each later one reads C back.
   bool transposed = false;
   double transposed_store_ns_per_element = 0;
+  double transposed_readback_ns_per_element = 0;
 };
 
 // Dispatches on c.target.

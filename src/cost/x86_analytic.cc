@@ -55,6 +55,12 @@ int vector_lanes(const std::string& tmpl) {
 // with KC = 256 (three more stores of each element) ran 15-17% slower at T = 128 than the
 // best ones with KC = 1024.
 constexpr double kTransposedStoreNsPerElement = 0.8;
+// The K blocks after the first read C back, add and write it again. On AVX2 tiles of at most
+// 8 rows of W that goes through an 8x8 register transpose (register_tile_x86.h,
+// store_transposed_8); one core of the Zen 5 guest at M = 2048, N = 3072, K = 768 ran K blocks
+// of 256 and 384 within 2-5% of one block of 768 (10-12% behind before), about 0.2 ns an
+// element a block (docs/results/cpu/README.md, Z). Other tiles take the general store again.
+constexpr double kRegisterTransposeReadbackNsPerElement = 0.2;
 
 }  // namespace
 
@@ -75,6 +81,9 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     p.packs_b = false;
     p.packs_a = true;
     p.transposed_store_ns_per_element = kTransposedStoreNsPerElement;
+    p.transposed_readback_ns_per_element = vector_lanes(c.mk.tmpl) == 8 && mr >= 2 && mr <= 8
+                                               ? kRegisterTransposeReadbackNsPerElement
+                                               : kTransposedStoreNsPerElement;
   } else {
     p.tile_m = mr;
     p.tile_n = nr;
@@ -135,16 +144,21 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
       packed += own_rows * k *
                 (p.transposed ? 1.0 : double(ceil_div(int64_t(own_cols), std::max(1, p.nc))));
     packed *= own_batches;
-    // The W-broadcast form's transposed stores: every tile element once per K block.
-    const double stored = p.transposed ? busiest_tiles * p.tile_m * p.tile_n *
-                                             double(std::max<int64_t>(1, ceil_div(shape.K, p.bk)))
-                                       : 0.0;
+    // The W-broadcast form's transposed stores: every tile element once per K block, the
+    // first block's a plain write, the later ones a read back (in ns of one thread).
+    double store_ns = 0;
+    if (p.transposed) {
+      const double later_blocks = double(std::max<int64_t>(1, ceil_div(shape.K, p.bk)) - 1);
+      store_ns =
+          busiest_tiles * p.tile_m * p.tile_n *
+          (p.transposed_store_ns_per_element + later_blocks * p.transposed_readback_ns_per_element);
+    }
     // The side work in FLOPs of one thread's peak (FLOP/us, and ns -> us); with_params prices
     // the packing with the params' (fitted) cost per element.
     t.thread_flops_per_ns = 1e-3 * p.peak_flops_per_us / threads;
     t.thread_fma_flops = 2.0 * busiest_tiles * p.tile_m * p.tile_n * k;
     t.thread_packed_elements = packed;
-    t.thread_side_flops = stored * p.transposed_store_ns_per_element * t.thread_flops_per_ns;
+    t.thread_side_flops = store_ns * t.thread_flops_per_ns;
   }
   t.f_pad = double(shape.M) * double(shape.N) /
             (double(m_tiles * p.tile_m) * double(n_tiles * p.tile_n));

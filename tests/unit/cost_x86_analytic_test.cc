@@ -112,6 +112,32 @@ TEST(CostX86Analytic, TheWBroadcastFormPaysPerKBlockAndPerBlockOfXsRows) {
   EXPECT_DOUBLE_EQ(eight_passes.main_bytes - one_block.main_bytes, 7.0 * 2304 * 768 * 4);
 }
 
+// On AVX2 tiles of at most 8 rows of W the K blocks after the first read C back through a
+// register transpose, priced at a quarter of the general transposed store; wider tiles and
+// AVX-512 keep the general store's price for every block.
+TEST(CostX86Analytic, TheWBroadcastFormsLaterKBlocksCostLessThroughARegisterTranspose) {
+  auto avx2 = [](int mr, int kc) {
+    KernelCandidate c =
+        x86("x86_avx2_wbcast_f32",
+            {{"MR", mr}, {"NR", 16}, {"KC", kc}, {"MC", 96}, {"NC", 3072}, {"THREADS_M", 2}});
+    return c;
+  };
+  // M = 2048 rows of X, N = 2304 rows of W on 2 threads: 1152 each, tiles of 16 x 6 (C's
+  // frame), 128 x 192 per thread; K = 768 in 3 blocks of 256.
+  const double tiles = 128.0 * 192, elements = tiles * 16 * 6;
+  const double flops_per_ns = 125e3 * 1e-3;  // one thread's 125 GFLOP/s, in FLOP/ns
+  const double fmas = 2.0 * elements * 768;
+  const AnalyticTerms three_blocks = terms(avx2(6, 256), 2048, 2304, 768);
+  EXPECT_NEAR(three_blocks.balance,
+              fmas / (fmas + (2048.0 * 768 * 0.5 + elements * (0.8 + 2 * 0.2)) * flops_per_ns),
+              1e-9);
+  // Twelve rows of W take the general store after every block.
+  const AnalyticTerms twelve_rows = terms(avx2(12, 256), 2048, 2304, 768);
+  const AnalyticTerms one_block = terms(avx2(6, 768), 2048, 2304, 768);
+  EXPECT_LT(three_blocks.balance, one_block.balance);
+  EXPECT_GT(three_blocks.balance - twelve_rows.balance, 0.01);
+}
+
 TEST(CostX86Analytic, ReadingAInPlacePacksLess) {
   std::map<std::string, int> direct = kBlis;
   direct["PACK_A"] = 0;
