@@ -75,22 +75,9 @@ inline void transpose8(const __m256 (&v)[8], __m256 (&y)[8]) {
 // row, to d + j*stride.
 template <int N>
 inline void transpose8_store(const __m256 (&v)[8], float* d, long stride) {
-  const __m256 t0 = _mm256_unpacklo_ps(v[0], v[1]), t1 = _mm256_unpackhi_ps(v[0], v[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(v[2], v[3]), t3 = _mm256_unpackhi_ps(v[2], v[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(v[4], v[5]), t5 = _mm256_unpackhi_ps(v[4], v[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(v[6], v[7]), t7 = _mm256_unpackhi_ps(v[6], v[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  store_first<N>(d + 0 * stride, _mm256_permute2f128_ps(s0, s4, 0x20));
-  store_first<N>(d + 1 * stride, _mm256_permute2f128_ps(s1, s5, 0x20));
-  store_first<N>(d + 2 * stride, _mm256_permute2f128_ps(s2, s6, 0x20));
-  store_first<N>(d + 3 * stride, _mm256_permute2f128_ps(s3, s7, 0x20));
-  store_first<N>(d + 4 * stride, _mm256_permute2f128_ps(s0, s4, 0x31));
-  store_first<N>(d + 5 * stride, _mm256_permute2f128_ps(s1, s5, 0x31));
-  store_first<N>(d + 6 * stride, _mm256_permute2f128_ps(s2, s6, 0x31));
-  store_first<N>(d + 7 * stride, _mm256_permute2f128_ps(s3, s7, 0x31));
+  __m256 y[8];
+  transpose8(v, y);
+  for (int j = 0; j < 8; ++j) store_first<N>(d + j * stride, y[j]);
 }
 
 // 8x8 transpose of rows src[r*ld .. +8] into dst[c*dst_ld + r] (AVX).
