@@ -40,7 +40,8 @@ inline typename I::V activate(typename I::V x) {
 // written MR floats at a time with whole and half vector moves. The general store below moves
 // every element of C through a buffer twice, one scalar at a time, which made a K block of 384
 // cost 6-8% more than one of 768. The first K block keeps the general store: it writes C
-// without reading it, and there the register transpose measured no faster.
+// without reading it, and there the register transpose measured no faster, and in one build
+// ran LOOP_ORDER 1 kernels 30% slower, for reasons not found (docs/results/cpu/README.md, Z).
 template <class I, class P, Epilogue E>
 __attribute__((always_inline)) inline void store_transposed_8(__m256 (&acc)[P::MR][P::NR / 8],
                                                               float* c, long ldc, bool last,
