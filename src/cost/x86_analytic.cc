@@ -58,7 +58,7 @@ constexpr double kTransposedStoreNsPerElement = 0.8;
 // The K blocks after the first read C back, add and write it again. On AVX2 tiles of at most
 // 8 rows of W that goes through an 8x8 register transpose (register_tile_x86.h,
 // store_transposed_8); one core of the Zen 5 guest at M = 2048, N = 3072, K = 768 ran K blocks
-// of 256 and 384 within 2-5% of one block of 768 (10-12% behind before), about 0.2 ns an
+// of 384 and 256 within 1-4% of one block of 768 (5-12% behind before), about 0.2 ns an
 // element a block (docs/results/cpu/README.md, Z). Other tiles take the general store again.
 constexpr double kRegisterTransposeReadbackNsPerElement = 0.2;
 
