@@ -29,6 +29,20 @@
 // program that owns its main thread (the measurement worker) calls pin_caller() to bind it to
 // the first CPU of the placement, its current one.
 //
+// Not pinning (pin = false), the pool threads may run on every CPU of that same placement but
+// the one their caller is on. The scheduler places them within that mask; two things it would
+// get wrong are kept out of it:
+// - A thread inherits the mask of the thread that made it. When an OpenMP runtime has bound
+//   that one to a single CPU, every pool thread would share it: a pack would run at 1/threads
+//   of its speed in any program that sets OMP_PROC_BIND.
+// - On virtual machines whose idle vCPUs halt (KVM guests, where an idle vCPU reads as
+//   preempted), Linux queues a thread woken from sleep on its waker's CPU and runs it only
+//   when the waker blocks: the caller then runs every task alone. On a 2-vCPU guest, calls of
+//   two 300 us tasks with the pool asleep took 600 us (libgomp with sleeping threads, the
+//   same), 325 us with the caller's CPU out of the workers' masks.
+// The caller's CPU is read per call (sched_getcpu, no system call); the masks are set again,
+// one system call per worker, only when the caller is on a different CPU than last time.
+//
 // Fast paths: n_tasks <= 0 returns at once; n_tasks == 1 (or a pool of one thread) runs inline
 // on the caller, waking nobody.
 #pragma once
@@ -70,9 +84,13 @@ class CpuThreadPool {
   explicit CpuThreadPool(CpuThreadPoolOptions options = {}) : options_(options) {
     threads_ =
         options_.threads > 0 ? options_.threads : int(std::max<size_t>(1, usable_cpus().size()));
-    if (options_.pin) cpus_ = close_placement(threads_);
+    if (options_.pin)
+      cpus_ = close_placement(threads_);
+    else
+      spread_ = close_placement(threads_);
     workers_.reserve(size_t(threads_ - 1));
     for (int id = 1; id < threads_; ++id) workers_.emplace_back([this, id] { work(id); });
+    if (!options_.pin) keep_workers_off(sched_getcpu());
   }
 
   ~CpuThreadPool() {
@@ -111,6 +129,10 @@ class CpuThreadPool {
       return;
     }
     std::lock_guard<std::mutex> call(call_mutex_);
+    if (!options_.pin) {
+      const int here = sched_getcpu();
+      if (here != workers_kept_off_) keep_workers_off(here);
+    }
     // Publish the job, then the ticket that makes it visible (see claim()).
     task_.store(task, std::memory_order_relaxed);
     ctx_.store(ctx, std::memory_order_relaxed);
@@ -285,6 +307,21 @@ class CpuThreadPool {
     }
   }
 
+  // Not pinning: lets every pool thread run on the placement's CPUs but `cpu` (all of them
+  // when that leaves none), the caller's; see "Not pinning" above. Under call_mutex_, or from
+  // the constructor.
+  void keep_workers_off(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c : spread_)
+      if (c != cpu && c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (CPU_COUNT(&set) == 0)
+      for (int c : spread_)
+        if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
+    for (std::thread& t : workers_) pthread_setaffinity_np(t.native_handle(), sizeof(set), &set);
+    workers_kept_off_ = cpu;
+  }
+
   void work(int id) {
     if (!cpus_.empty()) pin_self(cpus_[size_t(id) % cpus_.size()]);
     uint64_t seen = 0;  // the generation this thread last worked on
@@ -315,7 +352,9 @@ class CpuThreadPool {
 
   CpuThreadPoolOptions options_;
   int threads_ = 1;
-  std::vector<int> cpus_;  // pin targets; empty when not pinning
+  std::vector<int> cpus_;      // pin targets; empty when not pinning
+  std::vector<int> spread_;    // not pinning: the CPUs the pool may use
+  int workers_kept_off_ = -1;  // not pinning: the caller's CPU the workers' masks leave out
   std::vector<std::thread> workers_;
 
   std::mutex call_mutex_;  // one parallel_for at a time

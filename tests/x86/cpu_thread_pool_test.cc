@@ -201,6 +201,66 @@ TEST(CpuThreadPool, APoolMadeOnAThreadBoundToOneCpuSpreadsOverTheOthers) {
   EXPECT_NE(placed[1], cpus[0]) << "pool thread 1 would share the caller's only CPU";
 }
 
+// Without pinning (a pack's default) the pool threads may run anywhere but on their caller's CPU.
+// Two failures this guards against: a pool made on a thread an OpenMP runtime bound to one CPU
+// (OMP_PROC_BIND) whose threads inherited that one CPU, and, on KVM guests, workers woken from
+// sleep queued behind their caller on its CPU. Both made a pack's calls take as long as running
+// every task on the caller alone.
+TEST(CpuThreadPool, AnUnpinnedPoolKeepsItsWorkersOffTheCallersCpu) {
+  const std::vector<int> cpus = CpuThreadPool::usable_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
+  cpu_set_t saved;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+  auto bind_caller = [](int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    return pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0;
+  };
+  // Worker 1's mask, read inside its own task; the caller's, inside its.
+  struct Masks {
+    cpu_set_t of[2];
+    std::atomic<bool> read[2] = {{false}, {false}};
+    std::atomic<int> arrived{0};
+  } masks;
+  auto task = [](void* ctx, int, int worker) {
+    auto* m = static_cast<Masks*>(ctx);
+    if (sched_getaffinity(0, sizeof(m->of[worker]), &m->of[worker]) == 0) m->read[worker] = true;
+    // Both workers take a task: wait a little for the other (bounded, as it may be asleep).
+    m->arrived.fetch_add(1);
+    for (int spin = 0; spin < 2000000 && m->arrived.load() < 2; ++spin) std::this_thread::yield();
+  };
+  auto call_until_worker_1_ran = [&](CpuThreadPool& pool) {
+    masks.read[1] = false;
+    for (int round = 0; round < 20 && !masks.read[1].load(); ++round) {
+      masks.arrived.store(0);
+      pool.parallel_for(2, task, &masks);
+    }
+    return masks.read[1].load();
+  };
+  bool ran_first = false, ran_moved = false;
+  cpu_set_t first, moved;
+  ASSERT_TRUE(bind_caller(cpus[0]));
+  {
+    CpuThreadPool pool({2, /*pin=*/false});
+    ran_first = call_until_worker_1_ran(pool);
+    first = masks.of[1];
+    // The caller moves to another CPU: the workers' masks follow it at its next call.
+    if (bind_caller(cpus[1])) {
+      ran_moved = call_until_worker_1_ran(pool);
+      moved = masks.of[1];
+    }
+  }
+  pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+  ASSERT_TRUE(ran_first) << "pool thread 1 never ran a task";
+  EXPECT_FALSE(CPU_ISSET(cpus[0], &first)) << "pool thread 1 may run on its caller's CPU";
+  EXPECT_TRUE(CPU_ISSET(cpus[1], &first)) << "pool thread 1 inherited the caller's one CPU";
+  EXPECT_EQ(CPU_COUNT(&masks.of[0]), 1) << "the caller's own mask is the caller's";
+  ASSERT_TRUE(ran_moved) << "pool thread 1 never ran a task after the caller moved";
+  EXPECT_FALSE(CPU_ISSET(cpus[1], &moved)) << "the workers' masks did not follow the caller";
+  EXPECT_TRUE(CPU_ISSET(cpus[0], &moved));
+}
+
 // Not an assertion (the machine is shared and noisy), a figure: what an empty parallel_for costs.
 TEST(CpuThreadPool, OverheadOfAnEmptyParallelFor) {
   for (int threads : {1, 2, 3}) {
