@@ -20,18 +20,17 @@
 // are serialized by a mutex (each caller becomes worker 0 of its own call, in turn). A task must
 // not call parallel_for on its own pool: that would wait for itself.
 //
-// Pinning (pin = true): pool thread i is bound to the i-th CPU after the one the constructing
-// thread runs on, in its affinity mask (pthread_setaffinity_np), wrapping around when there are
-// more threads than CPUs: "close" placement, as OMP_PROC_BIND=close gives an OpenMP team. When
-// that thread is itself bound to fewer CPUs than the pool has threads (an OpenMP runtime binds
-// its master thread to one), the pool spreads over every online CPU instead, or all its threads
-// would share the caller's one. The caller is not touched, because it is the caller's thread; a
-// program that owns its main thread (the measurement worker) calls pin_caller() to bind it to
-// the first CPU of the placement, its current one.
-//
-// Not pinning (pin = false), the pool threads may run on every CPU of that same placement but
-// the one their caller is on. The scheduler places them within that mask; two things it would
-// get wrong are kept out of it:
+// Placement. The pool's CPUs are those of the constructing thread's affinity mask and of the
+// OpenMP runtime's places (usable_cpus), or every online CPU when those are fewer than the
+// pool's threads, in order from the CPU the constructing thread runs on.
+// - Pinning (pin = true): pool thread i is bound to the i-th of them after the caller's CPU
+//   (pthread_setaffinity_np), wrapping around when there are more threads than CPUs: "close"
+//   placement, as OMP_PROC_BIND=close gives an OpenMP team.
+// - Not pinning (pin = false): the pool threads may run on every one of them but the caller's,
+//   and the scheduler places them within that mask.
+// The caller is not touched, because it is the caller's thread; a program that owns its main
+// thread (the measurement worker) calls pin_caller() to bind it to the first CPU of the
+// placement, its current one. Left to the scheduler, two things go wrong:
 // - A thread inherits the mask of the thread that made it. When an OpenMP runtime has bound
 //   that one to a single CPU, every pool thread would share it: a pack would run at 1/threads
 //   of its speed in any program that sets OMP_PROC_BIND.
@@ -39,9 +38,10 @@
 //   preempted), Linux queues a thread woken from sleep on its waker's CPU and runs it only
 //   when the waker blocks: the caller then runs every task alone. On a 2-vCPU guest, calls of
 //   two 300 us tasks with the pool asleep took 600 us (libgomp with sleeping threads, the
-//   same), 325 us with the caller's CPU out of the workers' masks.
-// The caller's CPU is read per call (sched_getcpu, no system call); the masks are set again,
-// one system call per worker, only when the caller is on a different CPU than last time.
+//   same), 330 us with the caller's CPU out of the workers' masks. A pool thread pinned to
+//   the CPU an unbound caller has moved to is queued behind it the same way.
+// So placement follows the caller: its CPU is read per call (sched_getcpu, no system call), and
+// the pool threads are placed again, one system call each, only when it has moved.
 //
 // Fast paths: n_tasks <= 0 returns at once; n_tasks == 1 (or a pool of one thread) runs inline
 // on the caller, waking nobody.
@@ -84,13 +84,10 @@ class CpuThreadPool {
   explicit CpuThreadPool(CpuThreadPoolOptions options = {}) : options_(options) {
     threads_ =
         options_.threads > 0 ? options_.threads : int(std::max<size_t>(1, usable_cpus().size()));
-    if (options_.pin)
-      cpus_ = close_placement(threads_);
-    else
-      spread_ = close_placement(threads_);
+    cpus_ = close_placement(threads_);
     workers_.reserve(size_t(threads_ - 1));
     for (int id = 1; id < threads_; ++id) workers_.emplace_back([this, id] { work(id); });
-    if (!options_.pin) keep_workers_off(sched_getcpu());
+    place_workers(sched_getcpu());
   }
 
   ~CpuThreadPool() {
@@ -107,8 +104,15 @@ class CpuThreadPool {
   CpuThreadPool& operator=(const CpuThreadPool&) = delete;
 
   int threads() const { return threads_; }
-  // The CPUs worker i is bound to (placement()[i % size]); empty when not pinning.
-  const std::vector<int>& placement() const { return cpus_; }
+  // Pinning: the CPUs in placement order from the last caller's, worker i (i >= 1) bound to
+  // placement()[i % size]; empty when not pinning.
+  std::vector<int> placement() const {
+    std::vector<int> order;
+    if (!options_.pin) return order;
+    const size_t first = first_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < cpus_.size(); ++i) order.push_back(cpus_[(first + i) % cpus_.size()]);
+    return order;
+  }
 
   // The pool through the C contract; valid while the pool lives.
   DietcodeCpuRuntime runtime() {
@@ -129,10 +133,8 @@ class CpuThreadPool {
       return;
     }
     std::lock_guard<std::mutex> call(call_mutex_);
-    if (!options_.pin) {
-      const int here = sched_getcpu();
-      if (here != workers_kept_off_) keep_workers_off(here);
-    }
+    const int here = sched_getcpu();
+    if (here != placed_for_) place_workers(here);
     // Publish the job, then the ticket that makes it visible (see claim()).
     task_.store(task, std::memory_order_relaxed);
     ctx_.store(ctx, std::memory_order_relaxed);
@@ -173,8 +175,8 @@ class CpuThreadPool {
   // Binds the calling thread to the first CPU of the affinity mask the pool was built with
   // (pin = true; otherwise does nothing). Returns false when the kernel refused.
   bool pin_caller() const {
-    if (cpus_.empty()) return true;
-    return pin_self(cpus_[0]);
+    if (!options_.pin) return true;
+    return pin_self(placement()[0]);
   }
 
   // The CPUs to bind `threads` workers to, worker 0 (the caller) first: see "Pinning" above.
@@ -307,23 +309,33 @@ class CpuThreadPool {
     }
   }
 
-  // Not pinning: lets every pool thread run on the placement's CPUs but `cpu` (all of them
-  // when that leaves none), the caller's; see "Not pinning" above. Under call_mutex_, or from
-  // the constructor.
-  void keep_workers_off(int cpu) {
+  // Places the pool threads around the caller's CPU (see "Placement" above). Pinning, a caller
+  // on none of the pool's CPUs collides with no pool thread, which then stay where they are.
+  // From the constructor, or under call_mutex_.
+  void place_workers(int caller_cpu) {
+    placed_for_ = caller_cpu;
+    const auto at = std::find(cpus_.begin(), cpus_.end(), caller_cpu);
+    const size_t n = cpus_.size();
     cpu_set_t set;
-    CPU_ZERO(&set);
-    for (int c : spread_)
-      if (c != cpu && c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
-    if (CPU_COUNT(&set) == 0)
-      for (int c : spread_)
-        if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &set);
-    for (std::thread& t : workers_) pthread_setaffinity_np(t.native_handle(), sizeof(set), &set);
-    workers_kept_off_ = cpu;
+    if (options_.pin) {
+      if (at == cpus_.end() && !workers_placed_) return;
+      const size_t first = at == cpus_.end() ? 0 : size_t(at - cpus_.begin());
+      first_.store(first, std::memory_order_relaxed);
+      for (size_t i = 0; i < workers_.size(); ++i) {
+        CPU_ZERO(&set);
+        CPU_SET(cpus_[(first + i + 1) % n], &set);
+        pthread_setaffinity_np(workers_[i].native_handle(), sizeof(set), &set);
+      }
+    } else {
+      CPU_ZERO(&set);
+      for (int cpu : cpus_)
+        if (cpu != caller_cpu || n == 1) CPU_SET(cpu, &set);
+      for (std::thread& t : workers_) pthread_setaffinity_np(t.native_handle(), sizeof(set), &set);
+    }
+    workers_placed_ = true;
   }
 
   void work(int id) {
-    if (!cpus_.empty()) pin_self(cpus_[size_t(id) % cpus_.size()]);
     uint64_t seen = 0;  // the generation this thread last worked on
     for (;;) {
       uint64_t generation = ticket_.load(std::memory_order_acquire) >> 32;
@@ -352,9 +364,10 @@ class CpuThreadPool {
 
   CpuThreadPoolOptions options_;
   int threads_ = 1;
-  std::vector<int> cpus_;      // pin targets; empty when not pinning
-  std::vector<int> spread_;    // not pinning: the CPUs the pool may use
-  int workers_kept_off_ = -1;  // not pinning: the caller's CPU the workers' masks leave out
+  std::vector<int> cpus_;  // the placement's CPUs, from the constructing thread's (close_placement)
+  std::atomic<size_t> first_{0};  // pinning: where in cpus_ the last placement started
+  int placed_for_ = -1;           // the caller's CPU the pool threads were last placed around
+  bool workers_placed_ = false;
   std::vector<std::thread> workers_;
 
   std::mutex call_mutex_;  // one parallel_for at a time

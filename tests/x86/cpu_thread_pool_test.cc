@@ -157,6 +157,16 @@ TEST(CpuThreadPool, ReadsAPacksSpinTimeFromTheEnvironment) {
 TEST(CpuThreadPool, PinsItsThreadsWhenAsked) {
   std::vector<int> cpus = CpuThreadPool::usable_cpus();
   ASSERT_FALSE(cpus.empty());
+  // The placement follows the caller's CPU: the caller stays on one for the test.
+  cpu_set_t saved, one;
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof(one), &one), 0);
+  struct Restore {
+    cpu_set_t mask;
+    ~Restore() { pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask); }
+  } restore{saved};
   CpuThreadPool pool({int(cpus.size()), /*pin=*/true});
   struct Where {
     std::vector<std::atomic<int>> cpu;
@@ -201,12 +211,13 @@ TEST(CpuThreadPool, APoolMadeOnAThreadBoundToOneCpuSpreadsOverTheOthers) {
   EXPECT_NE(placed[1], cpus[0]) << "pool thread 1 would share the caller's only CPU";
 }
 
-// Without pinning (a pack's default) the pool threads may run anywhere but on their caller's CPU.
-// Two failures this guards against: a pool made on a thread an OpenMP runtime bound to one CPU
-// (OMP_PROC_BIND) whose threads inherited that one CPU, and, on KVM guests, workers woken from
-// sleep queued behind their caller on its CPU. Both made a pack's calls take as long as running
-// every task on the caller alone.
-TEST(CpuThreadPool, AnUnpinnedPoolKeepsItsWorkersOffTheCallersCpu) {
+// A pool's threads are placed off their caller's CPU, and follow the caller when it moves:
+// pinned, each to the next CPUs after the caller's; not pinned (a pack's default), anywhere
+// but there. Two failures this guards against: a pool made on a thread an OpenMP runtime bound
+// to one CPU (OMP_PROC_BIND) whose threads inherited that one CPU, and, on KVM guests, workers
+// woken from sleep queued behind their caller on its CPU. Both made a pack's calls take as long
+// as running every task on the caller alone.
+TEST(CpuThreadPool, APoolPlacesItsThreadsOffTheCallersCpuAndFollowsIt) {
   const std::vector<int> cpus = CpuThreadPool::usable_cpus();
   if (cpus.size() < 2) GTEST_SKIP() << "needs two CPUs";
   cpu_set_t saved;
@@ -238,27 +249,33 @@ TEST(CpuThreadPool, AnUnpinnedPoolKeepsItsWorkersOffTheCallersCpu) {
     }
     return masks.read[1].load();
   };
-  bool ran_first = false, ran_moved = false;
-  cpu_set_t first, moved;
-  ASSERT_TRUE(bind_caller(cpus[0]));
-  {
-    CpuThreadPool pool({2, /*pin=*/false});
-    ran_first = call_until_worker_1_ran(pool);
-    first = masks.of[1];
-    // The caller moves to another CPU: the workers' masks follow it at its next call.
-    if (bind_caller(cpus[1])) {
-      ran_moved = call_until_worker_1_ran(pool);
-      moved = masks.of[1];
+  for (bool pin : {false, true}) {
+    SCOPED_TRACE(pin ? "pinned" : "not pinned");
+    bool ran_first = false, ran_moved = false;
+    cpu_set_t first, moved;
+    ASSERT_TRUE(bind_caller(cpus[0]));
+    {
+      CpuThreadPool pool({2, pin});
+      ran_first = call_until_worker_1_ran(pool);
+      first = masks.of[1];
+      // The caller moves to another CPU: the pool's threads follow it at its next call.
+      if (bind_caller(cpus[1])) {
+        ran_moved = call_until_worker_1_ran(pool);
+        moved = masks.of[1];
+      }
     }
+    pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
+    ASSERT_TRUE(ran_first) << "pool thread 1 never ran a task";
+    EXPECT_FALSE(CPU_ISSET(cpus[0], &first)) << "pool thread 1 may run on its caller's CPU";
+    EXPECT_TRUE(CPU_ISSET(cpus[1], &first)) << "pool thread 1 kept off the CPU after the caller's";
+    EXPECT_EQ(CPU_COUNT(&masks.of[0]), 1) << "the caller's own mask is the caller's";
+    ASSERT_TRUE(ran_moved) << "pool thread 1 never ran a task after the caller moved";
+    EXPECT_FALSE(CPU_ISSET(cpus[1], &moved)) << "the pool's threads did not follow the caller";
+    if (pin)
+      EXPECT_EQ(CPU_COUNT(&moved), 1);
+    else
+      EXPECT_TRUE(CPU_ISSET(cpus[0], &moved));
   }
-  pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
-  ASSERT_TRUE(ran_first) << "pool thread 1 never ran a task";
-  EXPECT_FALSE(CPU_ISSET(cpus[0], &first)) << "pool thread 1 may run on its caller's CPU";
-  EXPECT_TRUE(CPU_ISSET(cpus[1], &first)) << "pool thread 1 inherited the caller's one CPU";
-  EXPECT_EQ(CPU_COUNT(&masks.of[0]), 1) << "the caller's own mask is the caller's";
-  ASSERT_TRUE(ran_moved) << "pool thread 1 never ran a task after the caller moved";
-  EXPECT_FALSE(CPU_ISSET(cpus[1], &moved)) << "the workers' masks did not follow the caller";
-  EXPECT_TRUE(CPU_ISSET(cpus[0], &moved));
 }
 
 // Not an assertion (the machine is shared and noisy), a figure: what an empty parallel_for costs.
