@@ -172,14 +172,14 @@ class CpuThreadPool {
     return true;
   }
 
-  // Binds the calling thread to the first CPU of the affinity mask the pool was built with
-  // (pin = true; otherwise does nothing). Returns false when the kernel refused.
+  // Binds the calling thread to the first CPU of the placement, the one the pool threads were
+  // last placed after (pin = true; otherwise does nothing). Returns false when the kernel refused.
   bool pin_caller() const {
     if (!options_.pin) return true;
     return pin_self(placement()[0]);
   }
 
-  // The CPUs to bind `threads` workers to, worker 0 (the caller) first: see "Pinning" above.
+  // The pool's CPUs for `threads` workers, the calling thread's first: see "Placement" above.
   static std::vector<int> close_placement(int threads) {
     std::vector<int> cpus = usable_cpus();
     if (int(cpus.size()) < threads) {
@@ -318,7 +318,7 @@ class CpuThreadPool {
     const size_t n = cpus_.size();
     cpu_set_t set;
     if (options_.pin) {
-      if (at == cpus_.end() && !workers_placed_) return;
+      if (at == cpus_.end() && workers_placed_) return;
       const size_t first = at == cpus_.end() ? 0 : size_t(at - cpus_.begin());
       first_.store(first, std::memory_order_relaxed);
       for (size_t i = 0; i < workers_.size(); ++i) {

@@ -16,11 +16,13 @@
  *               theirs. Launches from several threads share the pool: its parallel_for takes
  *               one call at a time, each caller working as worker 0 of its own call, and every
  *               kernel keeps its packing buffers per thread, so concurrent launches never share
- *               memory. The pool's threads float over the process's CPUs unless the environment
- *               sets DIETCODE_CPU_BIND=1 (read when the pool is created), which binds pool
- *               thread i to the i-th CPU of the affinity mask, as OMP_PROC_BIND does for an
- *               OpenMP team. Off by default: two packs in one process would bind their threads
- *               to the same CPUs. After a launch the pool's threads poll for the next one
+ *               memory. The pool's threads float over the process's CPUs but the caller's
+ *               unless the environment sets DIETCODE_CPU_BIND=1 (read when the pool is
+ *               created), which binds pool thread i to the i-th CPU after the caller's, as
+ *               OMP_PROC_BIND=close does for an OpenMP team; either way the placement follows
+ *               the caller from launch to launch (cpu_thread_pool.h, "Placement"). Binding is
+ *               off by default: two packs in one process would bind their threads to the same
+ *               CPUs. After a launch the pool's threads poll for the next one
  *               for kSpinMicroseconds before they sleep, or as DIETCODE_CPU_SPIN_US says (read
  *               when the pool is created).
  *   constants   weights declared constant (dietcode_declare_constant, pack_constants.h) are
