@@ -306,13 +306,17 @@ std::string thread_binding_note() {
     const char* v = std::getenv(name);
     return v && *v ? v : "";
   };
-  const std::string pack = value("DIETCODE_CPU_BIND"), omp = value("OMP_PROC_BIND");
+  // "NAME=value", or "NAME unset".
+  auto setting = [&](const char* name) {
+    const std::string v = value(name);
+    return v.empty() ? std::string(name) + " unset" : std::string(name) + "=" + v;
+  };
+  const std::string omp = value("OMP_PROC_BIND");
   const bool pack_bound = CpuThreadPool::binding_requested_by_environment();
   const bool omp_bound = !omp.empty() && omp != "false";
-  return fmt::format(
-      "thread binding: the pack's pool {}; the baselines' OpenMP team {}",
-      pack_bound ? "bound to CPUs (DIETCODE_CPU_BIND=" + pack + ")" : "not bound (DIETCODE_CPU_BIND unset)",
-      omp_bound ? "bound (OMP_PROC_BIND=" + omp + ")" : "not bound (OMP_PROC_BIND unset)");
+  return fmt::format("thread binding: the pack's pool {} ({}); the baselines' OpenMP team {} ({})",
+                     pack_bound ? "bound to CPUs" : "not bound", setting("DIETCODE_CPU_BIND"),
+                     omp_bound ? "bound" : "not bound", setting("OMP_PROC_BIND"));
 }
 
 // What instructions each contender ran, as each says (a library may ignore a cap).
