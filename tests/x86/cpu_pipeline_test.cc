@@ -194,6 +194,19 @@ TEST_F(CpuPipeline, NextTilePrefetchIsWrittenOnlyWhenSet) {
   EXPECT_TRUE(seeded);
 }
 
+// The AVX2 form's other seed is oneDNN's AVX2 sgemm tile, 4 rows of W by 24 of X (three
+// vectors), valid for BERT's dense ops and timed in the first rounds with the 6 x 16 default.
+TEST_F(CpuPipeline, TheWbcastFormIsSeededWithTheVendorsAvx2Tile) {
+  SearchSpace s = first_op_space(x86_avx2_wbcast_f32_space());
+  const std::vector<MicroKernel> start = x86_avx2_wbcast_f32_space().starting_kernels();
+  std::string why;
+  bool seeded = false;
+  for (const MicroKernel& k : start)
+    seeded |= k.get("MR") == 4 && k.get("NR") == 24 && s.is_valid(k, &why);
+  EXPECT_TRUE(seeded) << why;
+  EXPECT_EQ(start.front().get("MR"), 6);  // the default stays first
+}
+
 TEST_F(CpuPipeline, OneWorkerTakesNoThreadGrid) {
   const OpSpec& op = workload_.ops[0];
   for (const TemplateSpace* space :

@@ -1,6 +1,6 @@
 import json,sys,math,collections
 # each kernel's runoff time over the fastest kernel's, per (op, instance); geomean per kernel, per run
-def key(mk): p=mk['params']; return f"{p['MR']}x{p['NR']} KC={p['KC']} MC={p['MC']} NC={p['NC']}"
+def key(mk): p=mk["params"]; return f"{mk['template'][9:14]} {p['MR']}x{p['NR']} KC={p['KC']} MC={p['MC']} NC={p['NC']}"
 allr=collections.defaultdict(lambda: collections.defaultdict(list))
 for f in sys.argv[1:]:
     t=collections.defaultdict(dict)
