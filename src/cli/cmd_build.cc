@@ -123,6 +123,7 @@ nlohmann::json report_json(const PackBuildReport& r) {
           {"pack_compile_seconds", r.files.compile_seconds},
           {"kernel_objects", r.files.kernel_objects},
           {"kernel_objects_cached", r.files.kernel_objects_cached},
+          {"runtime_object_cached", r.files.runtime_object_cached},
           {"total_seconds", r.total_seconds},
           {"ops", ops}};
 }
@@ -157,8 +158,10 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
   std::printf("compiled %d kernel(s) for %s in %.2f s; pack compiled in %.2f s",
               r.kernels_compiled, join(archs).c_str(), r.compile_seconds, r.files.compile_seconds);
   if (r.files.kernel_objects > 0)
-    std::printf(" (%d of its %d kernel objects from the cache)", r.files.kernel_objects_cached,
-                r.files.kernel_objects);
+    std::printf(" (%d of its %d kernel objects from the cache%s)", r.files.kernel_objects_cached,
+                r.files.kernel_objects, r.files.runtime_object_cached ? ", the runtime's too" : "");
+  else if (r.files.runtime_object_cached)
+    std::printf(" (its runtime's object from the cache)");
   std::printf("\n");
   std::printf("wrote %s (%.1f KB) and %s in %.2f s (%s)\n", r.files.library.string().c_str(),
               double(r.files.library_bytes) / 1024.0, r.files.header.string().c_str(),

@@ -2,14 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <fstream>
-#include <iterator>
 #include <stdexcept>
 #include <thread>
 
-#include "common/atomic_file.h"
 #include "common/error.h"
-#include "nvrtc/stable_hash.h"
+#include "pack/object_cache.h"
 #include "pack/run_process.h"
 
 namespace dietcode {
@@ -51,51 +48,15 @@ Toolchain identify_toolchain(const std::string& cxx, const std::filesystem::path
   return t;
 }
 
-// Length-prefixed so that no source or flag text can make two different keys print alike.
-void field(std::string& out, const char* tag, const std::string& value) {
-  out += tag;
-  out += ' ' + std::to_string(value.size()) + '\n' + value + '\n';
-}
-
-std::string object_key(const KernelUnit& unit, const Toolchain& toolchain) {
-  std::string key = "dietcode pack object key 1\n";
-  field(key, "toolchain", toolchain.identity);
-  field(key, "file", unit.file);
-  for (const std::string& flag : unit.flags) field(key, "flag", flag);
-  for (const std::string& flag : toolchain.extra_flags) field(key, "extra", flag);
-  for (const std::string& entry : unit.entries) field(key, "entry", entry);
-  field(key, "source", unit.source);
+std::string object_key(const ObjectCache& cache, const KernelUnit& unit,
+                       const Toolchain& toolchain) {
+  std::string key = cache.key("dietcode pack object key 1");
+  ObjectCache::add(key, "file", unit.file);
+  for (const std::string& flag : unit.flags) ObjectCache::add(key, "flag", flag);
+  for (const std::string& flag : toolchain.extra_flags) ObjectCache::add(key, "extra", flag);
+  for (const std::string& entry : unit.entries) ObjectCache::add(key, "entry", entry);
+  ObjectCache::add(key, "source", unit.source);
   return key;
-}
-
-// A cache entry: a header line "KEY_BYTES OBJECT_BYTES OBJECT_HASH", the key (to rule out
-// hash collisions in the entry's name) and the object. The length and hash catch an entry cut
-// short or damaged, which would otherwise reach the linker.
-std::string entry_header(const std::string& key, const std::string& object) {
-  return std::to_string(key.size()) + ' ' + std::to_string(object.size()) + ' ' +
-         stable_hash_hex(object) + '\n';
-}
-
-bool read_bytes(const std::filesystem::path& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return bool(in) || in.eof();
-}
-
-// The cached object for `key`, written to `object`; false on a miss or a damaged entry.
-bool fetch_object(const std::filesystem::path& entry, const std::string& key,
-                  const std::filesystem::path& object) {
-  std::string bytes;
-  if (!read_bytes(entry, &bytes)) return false;
-  const size_t newline = bytes.find('\n');
-  if (newline == std::string::npos || bytes.compare(newline + 1, key.size(), key) != 0)
-    return false;
-  const size_t body = newline + 1 + key.size();
-  if (body > bytes.size()) return false;
-  std::string bytes_of_object = bytes.substr(body);
-  if (bytes.compare(0, newline + 1, entry_header(key, bytes_of_object)) != 0) return false;
-  return write_file_atomically(object, bytes_of_object);
 }
 
 std::string compile_unit(const KernelUnit& unit, const std::string& cxx,
@@ -130,22 +91,18 @@ std::vector<std::string> compile_kernel_units(const std::vector<KernelUnit>& uni
   if (units.empty()) return objects;
   for (const KernelUnit& unit : units) objects.push_back(unit.file + ".o");
   const Toolchain toolchain = identify_toolchain(cxx, dir, !cache_dir.empty());
-  const bool cached = !toolchain.identity.empty();
+  const ObjectCache cache(cache_dir, toolchain.identity);
   std::atomic<int> hits{0};
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < units.size();) {
-      const std::string key = cached ? object_key(units[i], toolchain) : "";
-      const std::filesystem::path entry =
-          cached ? cache_dir / (stable_hash_hex(key) + ".o") : std::filesystem::path();
-      if (cached && fetch_object(entry, key, dir / objects[i])) {
+      const std::string key = cache.enabled() ? object_key(cache, units[i], toolchain) : "";
+      if (cache.fetch(key, dir / objects[i])) {
         ++hits;
         continue;
       }
       errors[i] = compile_unit(units[i], cxx, toolchain.extra_flags, dir, objects[i]);
-      std::string object;
-      if (cached && errors[i].empty() && read_bytes(dir / objects[i], &object))
-        write_file_atomically(entry, entry_header(key, object) + key + object);
+      if (errors[i].empty()) cache.store(key, dir / objects[i]);
     }
   };
   size_t n = std::min<size_t>(units.size(), std::max(1u, std::thread::hardware_concurrency()));

@@ -13,11 +13,10 @@
 //   CXX -r -nostdlib -Wl,--force-group-allocation UNIT.raw.o -o UNIT.o
 //   objcopy --keep-global-symbol=ENTRY ... UNIT.o
 //
-// Units compile in parallel, one per core. With a cache folder, each finished object is kept
-// there under a hash of everything that decides its bytes (the unit's file name, flags, entries
-// and source, the compiler's --version text, objcopy's), so a pack rebuilt from the same
-// kernels, or another pack sharing some, skips their compiles. A compiler whose --version
-// fails is not cached.
+// Units compile in parallel, one per core. With a cache folder (object_cache.h), each finished
+// object is kept under a key of everything that decides its bytes (the unit's file name, flags,
+// entries and source, the compiler's --version text, objcopy's), so a pack rebuilt from the
+// same kernels, or another pack sharing some, skips their compiles.
 #pragma once
 
 #include <filesystem>

@@ -10,6 +10,7 @@
 #include "pack/embedded_runtime.h"
 #include "pack/manifest.h"
 #include "pack/pack_kernel_units.h"
+#include "pack/pack_runtime_object.h"
 #include "pack/pack_source.h"
 #include "pack/run_process.h"
 
@@ -116,19 +117,24 @@ PackFiles write_pack(const PackRequest& request, const fs::path& library,
   files.kernel_objects = unit_stats.units;
   files.kernel_objects_cached = unit_stats.cache_hits;
 
-  std::vector<std::string> argv = {options.cxx,
-                                   "-std=c++17",
-                                   "-O2",
-                                   "-fPIC",
-                                   "-shared",
-                                   "-fvisibility=hidden",
-                                   "-fvisibility-inlines-hidden",
-                                   "-frandom-seed=dietcode-pack",
-                                   "-Iinclude",
-                                   "-I."};
-  if (src.runtime.needs_cuda_headers)
-    argv.insert(argv.end(), {"-isystem", find_cuda_include(options.cuda_include_dir)});
-  argv.insert(argv.end(), {"pack.cc", src.runtime.source});
+  // The flags of the pack's own unit and of its runtime, compiled apart so that the runtime's
+  // object can come from the cache (pack_runtime_object.h).
+  std::vector<std::string> flags = {
+      "-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden", "-fvisibility-inlines-hidden",
+      "-Iinclude",  "-I."};
+  std::string cuda_include;
+  if (src.runtime.needs_cuda_headers) {
+    cuda_include = find_cuda_include(options.cuda_include_dir);
+    flags.insert(flags.end(), {"-isystem", cuda_include});
+  }
+  const RuntimeObject runtime =
+      compile_runtime_object(options.cxx, flags, src.runtime, embedded_runtime_files(),
+                             cuda_include, dir.path(), options.object_cache_dir);
+  files.runtime_object_cached = runtime.cached;
+
+  std::vector<std::string> argv = {options.cxx};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.insert(argv.end(), {"-shared", "-frandom-seed=dietcode-pack", "pack.cc", runtime.file});
   argv.insert(argv.end(), objects.begin(), objects.end());
   argv.insert(argv.end(), {"-o", library_name, "-s", "-Wl,--version-script=exports.map",
                            "-Wl,--build-id=none", "-Wl,-soname," + library_name, "-Wl,-z,defs",

@@ -26,8 +26,9 @@ struct PackWriteOptions {
   std::string cuda_include_dir;  // cuda.h (GPU packs); empty: the toolkit dietcode was built
                                  // with, else /usr/local/cuda/include
   bool keep_build_dir = false;   // leave the generated sources behind (printed) for debugging
-  std::filesystem::path object_cache_dir;  // a CPU pack's kernel objects are kept here and
-                                           // reused (pack_kernel_units.h); empty: no cache
+  std::filesystem::path object_cache_dir;  // a CPU pack's kernel objects and any pack's
+                                           // runtime object are kept here and reused
+                                           // (object_cache.h); empty: no cache
 };
 
 struct PackFiles {
@@ -37,6 +38,7 @@ struct PackFiles {
   double compile_seconds = 0;
   int kernel_objects = 0;         // a CPU pack's kernel units
   int kernel_objects_cached = 0;  // of them, taken from the object cache
+  bool runtime_object_cached = false;  // the loader runtime's object too (pack_runtime_object.h)
 };
 
 // The header's path for a library path: "out/libbert_dense.so" -> "out/bert_dense.h".

@@ -652,9 +652,9 @@ TEST_F(CpuPackTest, ProgramsForOlderAbiVersionsKeepWorking) {
   EXPECT_THAT(py.out, HasSubstr("OK on the CPU"));
 }
 
-// The kernel objects of a CPU pack are cached (pack_kernel_units.h): a rebuild compiles none of
-// them and gives the same bytes; an entry that is not what it says (here: its object's last
-// byte cut off) is compiled again, not linked.
+// The kernel objects of a CPU pack and its runtime's are cached (object_cache.h): a rebuild
+// compiles none of them and gives the same bytes; an entry that is not what it says (here: its
+// object's last byte cut off) is compiled again, not linked.
 TEST_F(CpuPackTest, ARebuildTakesItsKernelObjectsFromTheCacheAndIsTheSamePack) {
   const fs::path cache = *dir_ / "private-cache";
   // The same file name in three folders: the name is in the pack (its soname).
@@ -671,18 +671,25 @@ TEST_F(CpuPackTest, ARebuildTakesItsKernelObjectsFromTheCacheAndIsTheSamePack) {
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   };
   nlohmann::json first = build_into("first");
-  ASSERT_GT(first["kernel_objects"].get<int>(), 1);
+  const int kernels = first["kernel_objects"].get<int>();
+  ASSERT_GT(kernels, 1);
   EXPECT_EQ(first["kernel_objects_cached"], 0);
+  EXPECT_EQ(first["runtime_object_cached"], false);
   nlohmann::json second = build_into("second");
-  EXPECT_EQ(second["kernel_objects_cached"], first["kernel_objects"]);
+  EXPECT_EQ(second["kernel_objects_cached"], kernels);
+  EXPECT_EQ(second["runtime_object_cached"], true) << "the loader runtime was compiled again";
   EXPECT_TRUE(bytes("first") == bytes("second")) << "the cached objects made another pack";
 
+  // One entry per kernel object and one for the runtime's.
   std::vector<fs::path> entries;
   for (const auto& e : fs::directory_iterator(cache / "pack-objects")) entries.push_back(e.path());
-  ASSERT_EQ(int(entries.size()), first["kernel_objects"].get<int>());
+  ASSERT_EQ(int(entries.size()), kernels + 1);
   fs::resize_file(entries[0], fs::file_size(entries[0]) - 1);
   nlohmann::json third = build_into("third");
-  EXPECT_EQ(third["kernel_objects_cached"].get<int>(), first["kernel_objects"].get<int>() - 1);
+  EXPECT_EQ(
+      third["kernel_objects_cached"].get<int>() + int(third["runtime_object_cached"].get<bool>()),
+      kernels)
+      << "the damaged entry was taken, or a sound one was not";
   EXPECT_TRUE(bytes("first") == bytes("third")) << "a damaged entry changed the pack";
 }
 
