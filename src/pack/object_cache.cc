@@ -65,9 +65,14 @@ bool ObjectCache::store(const std::string& key, const std::filesystem::path& obj
   return write_file_atomically(entry(key), entry_header(key, bytes) + key + bytes);
 }
 
-std::string compiler_identity(const std::string& program, const std::filesystem::path& dir) {
+std::string version_text(const std::string& program, const std::filesystem::path& dir) {
   ProcessResult r = run_process({program, "--version"}, dir.string());
-  return r.started && r.exit_code == 0 ? program + "\n" + r.output : "";
+  return r.started && r.exit_code == 0 ? r.output : "";
+}
+
+std::string compiler_identity(const std::string& program, const std::filesystem::path& dir) {
+  const std::string version = version_text(program, dir);
+  return version.empty() ? "" : program + "\n" + version;
 }
 
 }  // namespace dietcode

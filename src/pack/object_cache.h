@@ -42,8 +42,11 @@ class ObjectCache {
   bool enabled_;
 };
 
-// What tells a compiler from another: its path and its --version text, run in `dir`; empty
-// when --version fails.
+// `program --version`'s output, run in `dir`; empty when it fails.
+std::string version_text(const std::string& program, const std::filesystem::path& dir);
+
+// What tells a compiler from another: its path and its --version text; empty when --version
+// fails.
 std::string compiler_identity(const std::string& program, const std::filesystem::path& dir);
 
 }  // namespace dietcode

@@ -28,11 +28,6 @@ struct Toolchain {
   std::string identity;
 };
 
-std::string version_text(const std::string& program, const std::filesystem::path& dir) {
-  ProcessResult r = run_process({program, "--version"}, dir.string());
-  return r.started && r.exit_code == 0 ? r.output : "";
-}
-
 // g++ gives a static variable of an inline function (a kernel's per-thread scratch) a
 // STB_GNU_UNIQUE symbol, which objcopy cannot make local; -fno-gnu-unique makes it a plain weak
 // one. clang++ never uses that binding and does not know the flag.
