@@ -187,13 +187,20 @@ __attribute__((always_inline)) inline void zero_tile(typename I::V (&acc)[P::MR]
     for (int v = 0; v < P::NR / I::W; ++v) acc[r][v] = I::zero();
 }
 
-// Software prefetch of the C tile's rows, which the store reads back (all but the first K block).
+// Software prefetch of the C tile's rows, which the store reads back (all but the first K block)
+// or writes: every cache line of each row's NR floats, which are two lines for a 16-float row
+// that does not start on one (a C from malloc) and two or three for NR = 24 or 32.
 template <class P>
 __attribute__((always_inline)) inline void prefetch_c(const float* c, long ldc, int m) {
   if constexpr (P::PREFETCH > 0) {
 #pragma GCC unroll 32
     for (int r = 0; r < P::MR; ++r)
-      if (r < m) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+      if (r < m) {
+        const uintptr_t row = reinterpret_cast<uintptr_t>(c + r * ldc);
+        const uintptr_t last = (row + P::NR * sizeof(float) - 1) & ~uintptr_t(63);
+        for (uintptr_t line = row & ~uintptr_t(63); line <= last; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+      }
   }
 }
 

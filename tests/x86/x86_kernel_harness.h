@@ -120,12 +120,21 @@ class Case {
   const DietcodeArgs& args() const { return args_; }
 
   // Runs `fn` with epilogue `epi` into a fresh NaN-filled, guarded output and checks every
-  // element and canary. Returns "" or a description of the first failure.
-  std::string run_and_check(DietcodeCpuKernelFn fn, int epi, const DietcodeCpuRuntime* rt) {
-    std::vector<float> out(size_t(c_elems_ + 2 * kGuard));
+  // element and canary. Returns "" or a description of the first failure. c_line_offset in
+  // [0, 16) places C that many floats past the start of a cache line (the kernels lay their
+  // tiles by C's alignment); -1 leaves it where the allocation puts it.
+  std::string run_and_check(DietcodeCpuKernelFn fn, int epi, const DietcodeCpuRuntime* rt,
+                            int c_line_offset = -1) {
+    std::vector<float> storage(size_t(c_elems_ + 2 * kGuard + 32));
     const float canary = canary_value();
-    for (float& x : out) x = canary;
-    float* c = out.data() + kGuard;
+    for (float& x : storage) x = canary;
+    float* out = storage.data();
+    if (c_line_offset >= 0) {
+      const uintptr_t c_at = reinterpret_cast<uintptr_t>(out + kGuard);
+      const uintptr_t line = (c_at + 63) & ~uintptr_t(63);
+      out = reinterpret_cast<float*>(line) + c_line_offset - kGuard;
+    }
+    float* c = out + kGuard;
     DietcodeArgs args = args_;
     args.c = c;
     if (!epi_bias(epi)) args.bias = nullptr;
@@ -136,7 +145,7 @@ class Case {
       return err.str();
     }
     for (long i = 0; i < kGuard; ++i)
-      if (!is_canary(out[size_t(i)]) || !is_canary(out[size_t(kGuard + c_elems_ + i)])) {
+      if (!is_canary(out[i]) || !is_canary(out[kGuard + c_elems_ + i])) {
         err << p_.str() << " epi" << epi << ": guard zone overwritten";
         return err.str();
       }
@@ -247,6 +256,35 @@ inline std::vector<Problem> gemm_shapes(Op op, const Tiles& t) {
   if (is_dense(op)) v.push_back(gemm(op, 2 * t.MR + 1, t.NC + 1, 7, 1, 0));
   v.push_back(gemm(op, t.MR, t.NR, 0, batch, gap));  // K = 0: epilogue(bias) only
   return v;
+}
+
+// C at every float offset within a cache line, with rows a whole number of lines apart (N a
+// multiple of 16), so that the kernels lay their column tiles from the first line-aligned column
+// and compute the columns before it as a strip of their own (gemm_region). Wide enough for the
+// strip (at least four tiles past it), and narrower, where there is none; K over two K blocks so
+// that C is read back; both runtimes. get(op, epilogue) as Kernels<P>::get.
+template <class Get>
+void check_c_offsets_within_a_line(Get get, const Tiles& t, const DietcodeCpuRuntime* serial,
+                                   const DietcodeCpuRuntime* pooled) {
+  int failures = 0;
+  const long wide = (6 * t.NR + 15 + 15) / 16 * 16, narrow = 2 * 16;
+  for (Op op : {Op::kDense, Op::kBmmNN, Op::kBmmTT})
+    for (long n : {wide, narrow}) {
+      Case c(gemm(op, 2 * t.MR + 3, n, 2 * t.KC + 5, is_dense(op) ? 1 : 2, 0));
+      for (int offset = 0; offset < 16; ++offset)
+        for (const DietcodeCpuRuntime* rt : {serial, pooled}) {
+          const int epi = offset % 2 ? 5 : 0;
+          const std::string err = c.run_and_check(get(op, epi), epi, rt, offset);
+          EXPECT_EQ(err, "") << "C " << offset << " floats into a cache line, threads "
+                             << rt->threads;
+          if (!err.empty() && ++failures > 5) return;
+        }
+    }
+  Case conv_case(conv(2, 9, 9, 5, 112, 3, 3, 1, 1, 1));  // C's rows: 112 floats, 7 lines
+  for (int offset = 0; offset < 16; ++offset) {
+    const std::string err = conv_case.run_and_check(get(Op::kConv2d, 5), 5, pooled, offset);
+    EXPECT_EQ(err, "") << "conv2d, C " << offset << " floats into a cache line";
+  }
 }
 
 // Runs a form that reads B [N][K] in place (dense and batch_matmul NT only) from

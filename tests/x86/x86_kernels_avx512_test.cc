@@ -109,6 +109,17 @@ TEST(X86KernelsAvx512, Mr4Nr64OddKc) {
   check_params<Params<4, 64, 37, 8, 128, 0, 2, 1, 0, 3, Isa::kAvx512>>(2);
 }
 
+// C at every offset within a cache line: on 16-float vectors every vector of a misaligned row
+// straddles two lines, so the kernels start their tiles on the first aligned column.
+TEST(X86KernelsAvx512, COffsetsWithinALine) {
+  SKIP_WITHOUT_AVX512();
+  using P = Params<1, 16, 16, 1, 32, 1, 0, 0, 4, 1, Isa::kAvx512>;  // Mr1Nr16Direct's
+  dc_x86::SimpleThreadPool pool{3};
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  check_c_offsets_within_a_line(&get<P>, Tiles{P::MR, P::NR, P::KC, P::MC, P::NC}, &serial,
+                                &pooled);
+}
+
 TEST(X86KernelsAvx512, GeluMatchesScalarTanhForm) {
   SKIP_WITHOUT_AVX512();
   for (int i = -60000; i <= 60000; ++i) {

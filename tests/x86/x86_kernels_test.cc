@@ -137,6 +137,24 @@ TEST(X86Kernels, Nr32OddKc) { check_params<Params<2, 32, 17, 8, 64, 1, 2, 0, 0, 
 // The large-problem candidate: 6x16, big blocks, prefetch, loop 1.
 TEST(X86Kernels, BigBlocksLoop1) { check_params<Params<6, 16, 384, 144, 768, 1, 1, 1, 16, 8>>(3); }
 
+// C at every float offset within a cache line (check_c_offsets_within_a_line).
+template <class P>
+void check_c_offsets(int threads) {
+  dc_x86::SimpleThreadPool pool(threads);
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
+  check_c_offsets_within_a_line(&Kernels<P>::get, Tiles{P::MR, P::NR, P::KC, P::MC, P::NC}, &serial,
+                                &pooled);
+}
+// Parameter sets of the tests above (no new instantiations): the default 6x16, NR = 24 with A
+// in place and prefetch, NR = 8 with every thread on M and prefetch.
+TEST(X86Kernels, COffsetsWithinALineDefaults) { check_c_offsets<Params<>>(2); }
+TEST(X86Kernels, COffsetsWithinALineNr24Prefetch) {
+  check_c_offsets<Params<4, 24, 64, 8, 48, 1, 0, 0, 2, 3>>(3);
+}
+TEST(X86Kernels, COffsetsWithinALineNr8ThreadsM) {
+  check_c_offsets<Params<14, 8, 32, 28, 16, 0, 3, 1, 8, 2>>(2);
+}
+
 TEST(X86Kernels, StaticDimsAgreeAndMismatchReturns2) {
   using P = Params<6, 16, 64, 12, 96, 0, 0, 1, 4, 4>;
   const DietcodeCpuRuntime rt = dc_x86::serial_runtime();
