@@ -22,14 +22,6 @@ struct IsaShape {
   std::vector<int> mr;
 };
 
-// The seed: the default with software prefetch 8 k steps ahead. Over the 19 CPU logs in
-// configs/tuned/, the fastest kernel of an instance, where it was one of this form's (971
-// instances), prefetched in 81% (distance 4: 333, 8: 276, 16: 182, none: 180). On a Zen 3
-// core the default's blocking ran 10-13% faster with prefetch 8 or 16 than without, on one
-// thread and on two (docs/results/cpu/README.md, AE), and AC's 15-minute tune there had timed
-// that blocking only without: a seed costs one kernel.
-const std::vector<std::map<std::string, int>> kPrefetchSeed = {{{"PREFETCH", 8}}};
-
 TemplateSpace make_x86_space(const IsaShape& isa) {
   TemplateSpace s;
   s.tmpl = isa.tmpl;
@@ -51,7 +43,6 @@ TemplateSpace make_x86_space(const IsaShape& isa) {
   s.constraints = x86_blis_core_constraints(isa.vector_floats, isa.registers, "B vectors");
   s.constraints.push_back(x86_one_worker_has_no_thread_grid());
   s.supports = [](const OpSpec& op) { return op.dtype == DType::kFloat32; };
-  s.seeds = kPrefetchSeed;
   return s;
 }
 

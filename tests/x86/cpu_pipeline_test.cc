@@ -207,22 +207,6 @@ TEST_F(CpuPipeline, TheWbcastFormIsSeededWithTheVendorsAvx2Tile) {
   EXPECT_EQ(start.front().get("MR"), 6);  // the default stays first
 }
 
-// The BLIS form's seed is its default with prefetch 8, timed in the first round right after
-// the default, on both ISA levels.
-TEST_F(CpuPipeline, TheBlisFormIsSeededWithPrefetch) {
-  for (const TemplateSpace* space : {&x86_avx2_f32_space(), &x86_avx512_f32_space()}) {
-    const std::vector<MicroKernel> start = space->starting_kernels();
-    ASSERT_EQ(start.size(), 2u) << space->tmpl;
-    EXPECT_EQ(start[0].get("PREFETCH"), 0) << space->tmpl;  // the default stays first
-    MicroKernel seed = start[1];
-    EXPECT_EQ(seed.get("PREFETCH"), 8) << space->tmpl;
-    seed.params["PREFETCH"] = 0;
-    EXPECT_EQ(seed.params, space->defaults().params) << space->tmpl << ": only PREFETCH differs";
-    std::string why;
-    EXPECT_TRUE(first_op_space(*space).is_valid(start[1], &why)) << space->tmpl << ": " << why;
-  }
-}
-
 TEST_F(CpuPipeline, OneWorkerTakesNoThreadGrid) {
   const OpSpec& op = workload_.ops[0];
   for (const TemplateSpace* space :
