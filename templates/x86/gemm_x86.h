@@ -280,7 +280,7 @@ inline long columns_to_line_alignment(const float* c, long ldc) {
 // One thread's rectangle of C, as gemm_region_from, with the column tiles laid so that they
 // start on cache lines of C. A caller's C need not be: malloc'd memory is 16-byte aligned, so
 // each row of a 16-float tile straddles two lines, and with the read-back after each K block
-// that made the BLIS form's kernels 6-15% slower on a Zen 3 core (docs/results/cpu, AE). The
+// that made the BLIS form's kernels 6-20% slower on a Zen 3 core (docs/results/cpu, AE). The
 // columns before the first aligned one go first as a strip of their own, which costs one more
 // packing of A and a panel of FMAs mostly on zero padding: paid only where C is misaligned and the
 // region is at least four tiles wide. Not with B packed ahead of time, whose panels lie on the tile
