@@ -267,7 +267,8 @@ template <class Get>
 void check_c_offsets_within_a_line(Get get, const Tiles& t, const DietcodeCpuRuntime* serial,
                                    const DietcodeCpuRuntime* pooled) {
   int failures = 0;
-  const long wide = (6 * t.NR + 15 + 15) / 16 * 16, narrow = 2 * 16;
+  // wide: room for a strip of up to 15 columns and then four tiles, rounded up to whole lines.
+  const long wide_min = 6 * t.NR + 15, wide = (wide_min + 15) / 16 * 16, narrow = 2 * 16;
   for (Op op : {Op::kDense, Op::kBmmNN, Op::kBmmTT})
     for (long n : {wide, narrow}) {
       Case c(gemm(op, 2 * t.MR + 3, n, 2 * t.KC + 5, is_dense(op) ? 1 : 2, 0));
