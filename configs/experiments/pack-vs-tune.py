@@ -19,6 +19,7 @@ import csv
 import gzip
 import json
 import math
+import statistics
 import sys
 
 
@@ -46,19 +47,31 @@ def parse_shape(text):
 
 
 def retimed_latencies(path):
-    """{(op, shape key, kernel key): the minimum of the log's times}"""
+    """{(op, shape key, template): [(params, the minimum of the log's times)]}"""
     opener = gzip.open if path.endswith(".gz") else open
-    out = {}
+    best = {}
     with opener(path, "rt") as f:
         for line in f:
             r = json.loads(line)
             if r.get("kind") != "measurement" or r.get("status") != "ok":
                 continue
             p = r["mk"]["params"]
-            key = r["mk"]["template"] + ":" + ",".join(f"{k}={p[k]}" for k in sorted(p))
-            k = (r["op"], shape_key(r["shape"]), key)
-            out[k] = min(out.get(k, math.inf), r["latency_us"])
+            k = (r["op"], shape_key(r["shape"]), r["mk"]["template"],
+                 tuple(sorted(p.items())))
+            best[k] = min(best.get(k, math.inf), r["latency_us"])
+    out = collections.defaultdict(list)
+    for (op, shape, template, params), t in best.items():
+        out[(op, shape, template)].append((dict(params), t))
     return out
+
+
+def retimed_latency(retimed, op, shape, kernel):
+    """The retimed time of a pack's kernel. A pack built from a log older than a template's
+    newest tunable names fewer params than the retiming, which fills that tunable with its
+    default (run 6: M_TILES=1): match on the params the pack names."""
+    times = [t for params, t in retimed.get((op, shape, kernel["template"]), [])
+             if all(params.get(k) == v for k, v in kernel["params"].items())]
+    return min(times) if times else None
 
 
 def geomean(xs):
@@ -96,11 +109,12 @@ def run(a):
              for r in csv.DictReader(open(a.bench))}
     retimed = retimed_latencies(a.retimed) if a.retimed else {}
     print(f"{'op':6} {'instances':>9} {'bench/log':>10} {'bench/retimed':>14} {'retimed/log':>12}"
-          f" {'log chosen/best':>16}")
+          f" {'log chosen/best':>16}  bench - retimed, median us by template")
     for op in pack["ops"]:
         root = dispatcher(op, a.arch)
         inst = op["instances"]
         r_log, r_re, re_log, chosen_best = [], [], [], []
+        offsets = collections.defaultdict(list)  # template (+ split-K) -> bench - retimed, us
         for i, vals in enumerate(inst["values"]):
             values = dict(zip(op["vars"], vals))
             b = bench.get((op["name"], shape_key(values)))
@@ -110,12 +124,17 @@ def run(a):
             logged = inst["latency_us"][i][k]
             r_log.append(b / logged)
             chosen_best.append(logged / inst["best_us"][i])
-            t = retimed.get((op["name"], shape_key(values), op["kernels"][k]["key"]))
+            t = retimed_latency(retimed, op["name"], shape_key(values), op["kernels"][k])
             if t:
                 r_re.append(b / t)
                 re_log.append(t / logged)
+                kernel = op["kernels"][k]
+                split = "+splitK" if kernel["params"].get("SPLITK", 1) > 1 else ""
+                offsets[kernel["template"] + split].append(b - t)
         print(f"{op['name']:6} {len(r_log):9d} {geomean(r_log):10.3f} {geomean(r_re):14.3f}"
-              f" {geomean(re_log):12.3f} {geomean(chosen_best):16.3f}")
+              f" {geomean(re_log):12.3f} {geomean(chosen_best):16.3f}  "
+              + ", ".join(f"{t} {statistics.median(d):+.2f} ({len(d)})"
+                          for t, d in sorted(offsets.items())))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 #     preload     preload-ab.json on BERT's fp32 qkv and fc2, and the table (~2 min)
 #     bert-bf16   tune BERT-base dense in bf16 for 150 s, build, bench against cuBLAS (~5 min)
 #     m-tiles     wgmma-m-tiles.json on BERT's bf16 qkv, proj and fc1, and the table (~2 min)
+#     qkv-tiles   wgmma-qkv-tiles.json (cuBLAS's 192 x 176 tile) on BERT's bf16 qkv (~1 min)
 #     pack-vs-tune  the committed bf16 BERT log's pack: its kernels retimed by tune --kernels,
 #                 the pack benched, and pack-vs-tune.py's split of the gap between them (~3 min)
 #
@@ -21,7 +22,7 @@
 # on a machine without a GPU; its numbers are a model's, and bench needs a GPU).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-(($# >= 2)) || { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
+(($# >= 2)) || { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 1; }
 [[ -x $1/dietcode ]] || { echo "run.sh: no $1/dietcode (scripts/bundle-binaries.sh makes it)" >&2; exit 1; }
 bundle=$(cd "$1" && pwd)
 shift
@@ -76,6 +77,7 @@ for part in "$@"; do
     staged) ab staged bert_base_dense_bf16.json qkv,fc1 wgmma-staged-store.json 120 ;;
     preload) ab preload bert_base_dense.json qkv,fc2 preload-ab.json 180 ;;
     m-tiles) ab m-tiles bert_base_dense_bf16.json qkv,proj,fc1 wgmma-m-tiles.json 180 ;;
+    qkv-tiles) ab qkv-tiles bert_base_dense_bf16.json qkv wgmma-qkv-tiles.json 120 ;;
     bert-bf16)
       mkdir -p "$dir/pack"
       step bert-bf16-tune 240 "$dietcode" tune "$w/bert_base_dense_bf16.json" --time-budget 150s \
@@ -102,7 +104,7 @@ for part in "$@"; do
         --retimed "$dir/retimed.jsonl"
       rm -rf "$dir/pack"
       ;;
-    *) echo "run.sh: unknown part \"$part\" (tests, widths, staged, preload, m-tiles, bert-bf16, pack-vs-tune)" >&2 ;;
+    *) echo "run.sh: unknown part \"$part\" (tests, widths, staged, preload, m-tiles, qkv-tiles, bert-bf16, pack-vs-tune)" >&2 ;;
   esac
   tar czf "$OUT/$part.tar.gz" -C "$OUT" "$part" && rm -rf "$dir"
 done
