@@ -13,7 +13,8 @@
 //    "candidates": [C, ...]}
 //       -> {"results": [{"status", "error", "latency_us": [...]}, ...], "context_lost"}:
 //          times every candidate on every one of its shapes, round-robin over candidates and
-//          shapes, W untimed rounds then R timed ones; the median per shape.
+//          shapes (shape by shape, the candidates in turn: timing_order.h), W untimed rounds
+//          then R timed ones; the median per shape.
 //
 // A candidate C carries everything needed to run it in a fresh worker: the kernel image and
 // launch plan, the op's element types and epilogue, its shapes, and optionally the reference

@@ -36,6 +36,7 @@
 #include "measure/gpu_operands.h"
 #include "measure/gpu_protocol.h"
 #include "measure/queue_hold.h"
+#include "measure/timing_order.h"
 #include "pack/runtime/pack_tensor_maps.h"  // the same maps a pack encodes
 
 namespace dietcode {
@@ -437,11 +438,13 @@ class GpuWorker {
       if (active[i])
         for (size_t s = 0; s < cands[i].shapes.size(); ++s) events[i].emplace_back();
     }
-    // Round-robin: every candidate and shape once per round, so drift spreads evenly. A round
-    // is enqueued in batches, each behind a queue hold (queue_hold.h), and read back after.
-    std::vector<std::pair<size_t, size_t>> order;  // (candidate, shape)
-    for (size_t i = 0; i < n; ++i)
-      for (size_t s = 0; s < cands[i].shapes.size(); ++s) order.emplace_back(i, s);
+    // Round-robin: every candidate and shape once per round, so drift spreads evenly, and the
+    // candidates in turn, so none runs with its code still cached from its own last launch
+    // (timing_order.h). A round is enqueued in batches, each behind a queue hold
+    // (queue_hold.h), and read back after.
+    std::vector<size_t> shape_counts;
+    for (const WorkerCandidate& c : cands) shape_counts.push_back(c.shapes.size());
+    const std::vector<std::pair<size_t, size_t>> order = interleaved_timing_order(shape_counts);
     for (int round = 0; round < warmup + repeats && !context_lost; ++round) {
       for (size_t first = 0; first < order.size() && !context_lost;
            first += QueueHoldPacer::kMaxLaunchesPerHold) {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "measure/timing_order.h"
 
 namespace dietcode {
 namespace {
@@ -341,6 +342,20 @@ TEST_F(GpuMeasurerTest, AnEnvironmentErrorInTheWorkerStopsTheRun) {
   } catch (const EnvironmentError& e) {
     EXPECT_STREQ(e.what(), "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)");
   }
+}
+
+// The worker's timing order (timing_order.h): no kernel follows itself while another has shapes
+// left, and every (candidate, shape) pair runs once a round.
+TEST(InterleavedTimingOrder, TheCandidatesTakeTurnsShapeByShape) {
+  using Order = std::vector<std::pair<size_t, size_t>>;
+  EXPECT_EQ(interleaved_timing_order({2, 2, 2}),
+            (Order{{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}}));
+  // Unequal shape lists: a candidate repeats only once it is the last with shapes left.
+  EXPECT_EQ(interleaved_timing_order({3, 1, 0, 2}),
+            (Order{{0, 0}, {1, 0}, {3, 0}, {0, 1}, {3, 1}, {0, 2}}));
+  EXPECT_EQ(interleaved_timing_order({3}), (Order{{0, 0}, {0, 1}, {0, 2}}));
+  EXPECT_TRUE(interleaved_timing_order({}).empty());
+  EXPECT_TRUE(interleaved_timing_order({0, 0}).empty());
 }
 
 }  // namespace
