@@ -138,9 +138,18 @@ std::vector<Dispatcher> plan_dispatchers(const OpState& s, const std::vector<std
   return out;
 }
 
+// The line of a compiler's log that says what went wrong: the first that names an error (g++
+// opens with "In file included from" lines), else the first.
 std::string first_line(const std::string& text) {
   size_t start = text.find_first_not_of("\n ");
   if (start == std::string::npos) return "no compiler log";
+  for (size_t at = start; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(at, end - at);
+    if (line.find("error") != std::string::npos) return line.substr(line.find_first_not_of(' '));
+    at = end + 1;
+  }
   return text.substr(start, text.find('\n', start) - start);
 }
 
@@ -316,7 +325,12 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     for (OpState& s : ops)
       for (Dispatcher& d : s.dispatchers) refit = refit || broken(s, d);
     if (!refit) break;
-    if (round >= 8) throw UserError("kernels keep failing to compile; giving up");
+    if (round >= 8) {
+      std::string last;  // one compile error to show: the same one, as a rule, as all the others
+      for (const OpState& s : ops)
+        if (!s.failures.empty()) last = "op " + s.op->name + ": " + s.failures.rbegin()->second;
+      throw UserError("kernels keep failing to compile; giving up after 9 rounds (" + last + ")");
+    }
     for (OpState& s : ops)
       for (Dispatcher& d : s.dispatchers)
         if (broken(s, d)) {

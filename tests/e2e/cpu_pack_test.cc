@@ -277,12 +277,13 @@ class CpuPackTest : public ::testing::Test {
   static void build(const std::string& name, const std::string& log, const std::string& extra) {
     fs::create_directories(*dir_ / name);
     // One cache for every process of this suite (ctest runs each test in its own): the first
-    // build compiles the kernels, the others take their objects from the cache.
+    // build compiles the kernels, the others take their objects from the cache. The builds
+    // take turns (flock), or the two processes ctest -j2 starts first both compile everything.
     const fs::path cache =
         fs::temp_directory_path() / ("dietcode_cpu_pack_test_cache_" + std::to_string(getuid()));
     Shell r = run("cd '" + dir_->string() + "' && DIETCODE_CACHE_DIR='" + cache.string() +
-                  "' '" DIETCODE_CLI_PATH "' build cpupack.json --log " + log + " -o " + name +
-                  "/libcpupack.so " + extra);
+                  "' flock '" + cache.string() + ".lock' '" DIETCODE_CLI_PATH
+                  "' build cpupack.json --log " + log + " -o " + name + "/libcpupack.so " + extra);
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
 
