@@ -11,6 +11,7 @@
 // (0.99-1.02x): a per-launch cost that grows with the code, as a cold instruction fetch does.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -23,9 +24,8 @@ namespace dietcode {
 inline std::vector<std::pair<size_t, size_t>> interleaved_timing_order(
     const std::vector<size_t>& shape_counts) {
   std::vector<std::pair<size_t, size_t>> order;
-  size_t most = 0, total = 0;
-  for (size_t count : shape_counts) most = count > most ? count : most, total += count;
-  order.reserve(total);
+  size_t most = 0;
+  for (size_t count : shape_counts) most = std::max(most, count);
   for (size_t s = 0; s < most; ++s)
     for (size_t i = 0; i < shape_counts.size(); ++i)
       if (s < shape_counts[i]) order.emplace_back(i, s);

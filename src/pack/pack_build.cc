@@ -12,6 +12,7 @@
 #include "space/template_space.h"
 #include "pack/manifest.h"
 #include "pack/pack_target.h"
+#include "search/compile_step.h"  // first_error_line
 
 namespace dietcode {
 namespace {
@@ -138,21 +139,6 @@ std::vector<Dispatcher> plan_dispatchers(const OpState& s, const std::vector<std
   return out;
 }
 
-// The line of a compiler's log that says what went wrong: the first that names an error (g++
-// opens with "In file included from" lines), else the first.
-std::string first_line(const std::string& text) {
-  size_t start = text.find_first_not_of("\n ");
-  if (start == std::string::npos) return "no compiler log";
-  for (size_t at = start; at < text.size();) {
-    size_t end = text.find('\n', at);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(at, end - at);
-    if (line.find("error") != std::string::npos) return line.substr(line.find_first_not_of(' '));
-    at = end + 1;
-  }
-  return text.substr(start, text.find('\n', start) - start);
-}
-
 // The tuned instances any dispatcher was fitted on, in sample order.
 std::vector<int> kept_rows(const OpState& s) {
   std::set<int> rows;
@@ -272,6 +258,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
                                 : fallback.description();
 
   // Compile what the trees use; drop what fails and refit until every leaf compiles.
+  constexpr int kMaxCompileRounds = 9;
   ParallelCompileOptions parallel;
   parallel.jobs = options.jobs;
   for (int round = 0;; ++round) {
@@ -311,7 +298,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
           continue;
         }
         s->failures[k] = s->choices.candidates[k].key() + ": " +
-                         (r.ok ? "no CUBIN for " + missing : first_line(r.log));
+                         (r.ok ? "no CUBIN for " + missing : first_error_line(r.log));
         s->excluded.insert(k);
         s->built.erase(k);
       }
@@ -325,11 +312,12 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     for (OpState& s : ops)
       for (Dispatcher& d : s.dispatchers) refit = refit || broken(s, d);
     if (!refit) break;
-    if (round >= 8) {
-      std::string last;  // one compile error to show: the same one, as a rule, as all the others
+    if (round + 1 >= kMaxCompileRounds) {
+      std::string one;  // one compile error to show: as a rule, the one all the others had
       for (const OpState& s : ops)
-        if (!s.failures.empty()) last = "op " + s.op->name + ": " + s.failures.rbegin()->second;
-      throw UserError("kernels keep failing to compile; giving up after 9 rounds (" + last + ")");
+        if (!s.failures.empty()) one = "op " + s.op->name + ": " + s.failures.rbegin()->second;
+      throw UserError("kernels keep failing to compile; giving up after " +
+                      std::to_string(kMaxCompileRounds) + " rounds (" + one + ")");
     }
     for (OpState& s : ops)
       for (Dispatcher& d : s.dispatchers)
