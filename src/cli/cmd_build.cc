@@ -24,6 +24,7 @@
 #include "pack/choices.h"
 #include "pack/manifest.h"
 #include "pack/pack_build.h"
+#include "pack/pack_object_compiler.h"
 #include "pack/pack_target.h"
 #include "x86/cxx_compiler.h"
 
@@ -119,10 +120,12 @@ nlohmann::json report_json(const PackBuildReport& r) {
           {"library_bytes", r.files.library_bytes},
           {"choices", r.choices},
           {"kernels_compiled", r.kernels_compiled},
+          {"kernels_cached", r.kernels_cached},
           {"compile_seconds", r.compile_seconds},
           {"pack_compile_seconds", r.files.compile_seconds},
           {"kernel_objects", r.files.kernel_objects},
           {"kernel_objects_cached", r.files.kernel_objects_cached},
+          {"kernel_objects_reused", r.files.kernel_objects_reused},
           {"runtime_object_cached", r.files.runtime_object_cached},
           {"total_seconds", r.total_seconds},
           {"ops", ops}};
@@ -155,9 +158,16 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
     for (const std::string& why : op.dropped)
       std::printf("  dropped (does not compile): %s\n", why.c_str());
   }
-  std::printf("compiled %d kernel(s) for %s in %.2f s; pack compiled in %.2f s",
-              r.kernels_compiled, join(archs).c_str(), r.compile_seconds, r.files.compile_seconds);
-  if (r.files.kernel_objects > 0)
+  std::printf("compiled %d kernel(s) for %s in %.2f s", r.kernels_compiled, join(archs).c_str(),
+              r.compile_seconds);
+  if (r.kernels_cached > 0) std::printf(" (%d from the cache)", r.kernels_cached);
+  std::printf("; pack compiled in %.2f s", r.files.compile_seconds);
+  const char* runtime_cached =
+      r.files.runtime_object_cached ? ", the runtime's from the cache" : "";
+  if (r.files.kernel_objects > 0 && r.files.kernel_objects_reused == r.files.kernel_objects)
+    std::printf(" (its %d kernel objects from that compile%s)", r.files.kernel_objects,
+                runtime_cached);
+  else if (r.files.kernel_objects > 0)
     std::printf(" (%d of its %d kernel objects from the cache%s)", r.files.kernel_objects_cached,
                 r.files.kernel_objects, r.files.runtime_object_cached ? ", the runtime's too" : "");
   else if (r.files.runtime_object_cached)
@@ -182,28 +192,31 @@ std::string default_arch() {
   }
 }
 
-// The compiler of the target's kernels, with the kernel cache in front.
+// The compiler of the target's kernels: for a GPU, NVRTC with the kernel cache in front; for a
+// CPU, the objects the pack links, compiled once by the program that compiles the pack
+// (pack_object_compiler.h), through the pack's object cache.
 struct KernelCompiler {
   std::unique_ptr<Compiler> inner;
   std::unique_ptr<CachingCompiler> cached;
-  std::string cxx;  // CPU: the program that compiled them, for the pack's own compile
+  Compiler* kernels = nullptr;  // what build_pack compiles with
+  std::string cxx;              // CPU: the program, for the pack's own compile too
 };
 
-KernelCompiler kernel_compiler(Target target) {
+KernelCompiler kernel_compiler(Target target, const std::filesystem::path& object_cache_dir) {
   KernelCompiler out;
   if (target == Target::kCpu) {
-    auto cxx = std::make_unique<CxxCompiler>();
-    std::string fingerprint = cxx->fingerprint();
-    if (cxx->argv().size() == 1) out.cxx = cxx->argv()[0];
-    out.inner = std::move(cxx);
-    out.cached = std::make_unique<CachingCompiler>(*out.inner, fingerprint,
-                                                   default_kernel_cache_dir());
+    const CxxCompiler found;  // $CXX, g++ or clang++, or an EnvironmentError saying none is there
+    // The writer runs one program; a $CXX of several words ("ccache g++") leaves it the default.
+    out.cxx = found.argv().size() == 1 ? found.argv()[0] : PackWriteOptions().cxx;
+    out.inner = std::make_unique<PackObjectCompiler>(out.cxx, object_cache_dir);
+    out.kernels = out.inner.get();
   } else {
     auto nvrtc = std::make_unique<NvrtcCompiler>();
     std::string fingerprint = nvrtc->fingerprint();
     out.inner = std::move(nvrtc);
     out.cached = std::make_unique<CachingCompiler>(*out.inner, fingerprint,
                                                    default_kernel_cache_dir());
+    out.kernels = out.cached.get();
   }
   return out;
 }
@@ -253,11 +266,11 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
   if (!std::filesystem::is_directory(folder))
     throw UserError(output + ": no such folder " + folder.string());
 
-  KernelCompiler compiler = kernel_compiler(options.target);
-  if (!compiler.cxx.empty()) options.write.cxx = compiler.cxx;
   options.write.object_cache_dir = cache_dir() / "pack-objects";
+  KernelCompiler compiler = kernel_compiler(options.target, options.write.object_cache_dir);
+  if (!compiler.cxx.empty()) options.write.cxx = compiler.cxx;
   PackBuildReport report =
-      build_pack(workload, choices, *fallback, *compiler.cached, output, options);
+      build_pack(workload, choices, *fallback, *compiler.kernels, output, options);
   warnings.insert(warnings.end(), report.warnings.begin(), report.warnings.end());
   if (!global.quiet)
     for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());

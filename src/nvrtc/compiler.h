@@ -14,6 +14,9 @@ struct CompileRequest {
   std::vector<std::string> options;  // extra NVRTC options (-D..., -I...)
   std::vector<std::string> archs;    // "sm_80", "sm_90", "sm_90a": a CUBIN each
   bool want_ptx = true;              // also PTX for the newest virtual arch, for newer GPUs
+  // The extern "C" symbols a caller links against, where the output is an object that keeps
+  // only those global (a CPU pack's kernel, pack_object_compiler.h); others ignore it.
+  std::vector<std::string> entries;
 };
 
 // What ptxas reported for one kernel entry in one arch.

@@ -36,6 +36,8 @@ std::string CachingCompiler::key_text(const CompileRequest& request) const {
   field(key, "options", std::to_string(request.options.size()));
   for (const std::string& option : request.options) field(key, "option", option);
   field(key, "source", request.source);
+  // Only where a compiler reads them, so that every other request keeps its key.
+  for (const std::string& entry : request.entries) field(key, "entry", entry);
   return key;
 }
 

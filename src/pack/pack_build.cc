@@ -286,6 +286,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
       CompileStats stats;
       std::vector<CompileResult> results = compile_all(compiler, requests, parallel, &stats);
       report.kernels_compiled += stats.kernels;
+      report.kernels_cached += stats.cache_hits;
       report.compile_seconds += stats.wall_seconds;
       for (size_t i = 0; i < todo.size(); ++i) {
         auto [s, k] = todo[i];

@@ -64,7 +64,8 @@ struct PackBuildReport {
   std::vector<std::string> warnings;
   std::vector<OpBuildReport> ops;
   int kernels_compiled = 0;
-  double compile_seconds = 0;  // wall time of the NVRTC batches
+  int kernels_cached = 0;      // of them, taken from a cache (the kernel cache, CPU objects')
+  double compile_seconds = 0;  // wall time of the kernel compiles (NVRTC, or a CPU's objects)
   PackFiles files;
   double total_seconds = 0;
 };

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 
 #include "common/error.h"
 #include "pack/object_cache.h"
 #include "pack/run_process.h"
+#include "x86/cxx_compiler.h"
 
 namespace dietcode {
 namespace {
@@ -77,6 +79,51 @@ std::string compile_unit(const KernelUnit& unit, const std::string& cxx,
 
 }  // namespace
 
+std::vector<std::string> kernel_unit_flags(const std::string& level,
+                                           const std::vector<std::string>& options) {
+  std::vector<std::string> flags;
+  for (const std::string& flag : CxxCompiler::flags(level))
+    if (flag != "-shared") flags.push_back(flag);
+  flags.insert(flags.end(), options.begin(), options.end());
+  return flags;
+}
+
+struct KernelUnitCompiler::State {
+  Toolchain toolchain;
+  ObjectCache cache;
+};
+
+KernelUnitCompiler::KernelUnitCompiler(std::string cxx, const std::filesystem::path& dir,
+                                       const std::filesystem::path& cache_dir)
+    : cxx_(std::move(cxx)) {
+  Toolchain toolchain = identify_toolchain(cxx_, dir, !cache_dir.empty());
+  ObjectCache cache(cache_dir, toolchain.identity);
+  state_ = std::make_unique<State>(State{std::move(toolchain), std::move(cache)});
+}
+
+KernelUnitCompiler::~KernelUnitCompiler() = default;
+
+std::string KernelUnitCompiler::compile(const KernelUnit& unit, const std::filesystem::path& dir,
+                                        const std::string& object, bool* cache_hit) const {
+  if (cache_hit) *cache_hit = false;
+  const ObjectCache& cache = state_->cache;
+  const std::string key = cache.enabled() ? object_key(cache, unit, state_->toolchain) : "";
+  if (cache.fetch(key, dir / object)) {
+    if (cache_hit) *cache_hit = true;
+    return "";
+  }
+  {
+    std::ofstream out(dir / unit.file, std::ios::binary | std::ios::trunc);
+    out << unit.source;
+    if (!out.flush()) return "cannot write " + (dir / unit.file).string();
+  }
+  std::string why = compile_unit(unit, cxx_, state_->toolchain.extra_flags, dir, object);
+  if (why.empty()) cache.store(key, dir / object);
+  if (why.rfind("cannot run 'objcopy'", 0) == 0)
+    why += " (a CPU pack's kernels are prepared with objcopy, from binutils)";
+  return why;
+}
+
 std::vector<std::string> compile_kernel_units(const std::vector<KernelUnit>& units,
                                               const std::string& cxx,
                                               const std::filesystem::path& dir,
@@ -85,32 +132,37 @@ std::vector<std::string> compile_kernel_units(const std::vector<KernelUnit>& uni
   std::vector<std::string> objects, errors(units.size());
   if (units.empty()) return objects;
   for (const KernelUnit& unit : units) objects.push_back(unit.file + ".o");
-  const Toolchain toolchain = identify_toolchain(cxx, dir, !cache_dir.empty());
-  const ObjectCache cache(cache_dir, toolchain.identity);
+  std::unique_ptr<KernelUnitCompiler> compiler;  // only when some unit has no object yet
+  int reused = 0;
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (units[i].object.empty()) {
+      if (!compiler) compiler = std::make_unique<KernelUnitCompiler>(cxx, dir, cache_dir);
+      continue;
+    }
+    std::ofstream out(dir / objects[i], std::ios::binary | std::ios::trunc);
+    out << units[i].object;
+    if (!out.flush()) throw EnvironmentError("cannot write " + (dir / objects[i]).string());
+    ++reused;
+  }
   std::atomic<int> hits{0};
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < units.size();) {
-      const std::string key = cache.enabled() ? object_key(cache, units[i], toolchain) : "";
-      if (cache.fetch(key, dir / objects[i])) {
-        ++hits;
-        continue;
-      }
-      errors[i] = compile_unit(units[i], cxx, toolchain.extra_flags, dir, objects[i]);
-      if (errors[i].empty()) cache.store(key, dir / objects[i]);
+      if (!units[i].object.empty()) continue;
+      bool hit = false;
+      errors[i] = compiler->compile(units[i], dir, objects[i], &hit);
+      if (hit) ++hits;
     }
   };
-  size_t n = std::min<size_t>(units.size(), std::max(1u, std::thread::hardware_concurrency()));
+  const size_t to_compile = units.size() - size_t(reused);
+  size_t n = std::min<size_t>(to_compile, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> threads;
   for (size_t t = 1; t < n; ++t) threads.emplace_back(work);
   work();
   for (std::thread& t : threads) t.join();
-  if (stats) *stats = {int(units.size()), hits.load()};
+  if (stats) *stats = {int(units.size()), hits.load(), reused};
   for (size_t i = 0; i < units.size(); ++i) {
     if (errors[i].empty()) continue;
-    if (errors[i].rfind("cannot run 'objcopy'", 0) == 0)
-      throw EnvironmentError(errors[i] + " (a CPU pack's kernels are prepared with objcopy, "
-                             "from binutils)");
     if (errors[i].rfind("cannot run", 0) == 0) throw EnvironmentError(errors[i]);
     throw std::runtime_error("kernel " + units[i].file + " of the pack does not compile: " +
                              errors[i]);

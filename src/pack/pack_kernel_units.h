@@ -20,6 +20,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,12 +31,40 @@ namespace dietcode {
 struct KernelUnitStats {
   int units = 0;
   int cache_hits = 0;  // objects taken from the cache, not compiled
+  int reused = 0;      // objects the build's kernel compile made (KernelUnit::object)
 };
 
-// The objects, relative to dir, in unit order. The units' sources must already be written
-// there. `cache_dir` empty: no cache. Throws EnvironmentError when objcopy is missing,
-// std::runtime_error (an internal error, with the compiler's output) when a unit does not
-// compile.
+// A unit's compiler flags for an x86-64 level: the tuner's (CxxCompiler::flags) for an object
+// rather than a shared object, then the kernel's own options (-D..., -I...).
+std::vector<std::string> kernel_unit_flags(const std::string& level,
+                                           const std::vector<std::string>& options);
+
+// Compiles units one at a time, through the object cache when it has a folder: what
+// compile_kernel_units does for each unit, and the kernel compile of a CPU pack
+// (pack_object_compiler.h) for each kernel. Thread-safe; every unit needs its own file name.
+class KernelUnitCompiler {
+ public:
+  // `cache_dir` empty: no cache. Runs `cxx --version` (and objcopy's) in `dir` once.
+  KernelUnitCompiler(std::string cxx, const std::filesystem::path& dir,
+                     const std::filesystem::path& cache_dir);
+  ~KernelUnitCompiler();
+
+  // Writes the unit's source into `dir` and its object to dir/object; "" when it worked, else
+  // why not ("cannot run '...': ..." when a tool is missing, else the failing command and its
+  // output). *cache_hit says whether the object came from the cache.
+  std::string compile(const KernelUnit& unit, const std::filesystem::path& dir,
+                      const std::string& object, bool* cache_hit = nullptr) const;
+
+ private:
+  struct State;
+  std::string cxx_;
+  std::unique_ptr<State> state_;
+};
+
+// The objects, relative to dir, in unit order: a unit's own `object` when it has one, else
+// compiled from its source, which this writes there. `cache_dir` empty: no cache. Throws
+// EnvironmentError when objcopy is missing, std::runtime_error (an internal error, with the
+// compiler's output) when a unit does not compile.
 std::vector<std::string> compile_kernel_units(const std::vector<KernelUnit>& units,
                                               const std::string& cxx,
                                               const std::filesystem::path& dir,

@@ -40,6 +40,9 @@ struct KernelUnit {
   std::string source;
   std::vector<std::string> flags;    // the compiler's flags, without -c and -o
   std::vector<std::string> entries;  // the extern "C" symbols the pack calls
+  // The unit's object when this build already compiled it (the kernel compile of a CPU pack,
+  // pack_object_compiler.h), which the writer then links as it is; empty: compile it.
+  std::string object;
 };
 
 struct PackSources {

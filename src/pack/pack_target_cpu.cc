@@ -6,15 +6,40 @@
 #include <set>
 
 #include "common/error.h"
+#include "pack/pack_kernel_units.h"
 #include "pack/pack_target.h"
 #include "space/template_space.h"
 #include "space/templates.h"
-#include "x86/cxx_compiler.h"
 
 namespace dietcode {
 namespace {
 
 constexpr const char* kTopLevel = "x86-64-v4";  // the newest level any template needs
+
+// The unit a kernel becomes, named by its entry (ops that chose the same instantiation share
+// it): its source with the constant-weights entries after it, compiled for its template's level.
+KernelUnit kernel_unit(const GeneratedKernel& g, const MicroKernel& mk) {
+  KernelUnit unit;
+  unit.file = "kernel_" + g.plan.entry + ".cc";
+  unit.source = g.source;
+  unit.flags = kernel_unit_flags(x86_isa_level(mk.tmpl), g.options);
+  unit.entries = {g.plan.entry};
+  const ConstantWeightsEntries& cw = g.constant_weights;
+  if (!cw.prepack.empty()) {
+    unit.source += cw.source;
+    unit.entries.push_back(cw.prepack);
+    unit.entries.push_back(cw.run_prepacked);
+  }
+  return unit;
+}
+
+// Whether `image` is a relocatable ELF object (e_type ET_REL), which the pack can link: what
+// PackObjectCompiler makes. Another Compiler's shared object is only the check's.
+bool is_relocatable_object(const std::string& image) {
+  constexpr char kElfMagic[] = {0x7f, 'E', 'L', 'F'};
+  return image.size() > 17 && image.compare(0, 4, kElfMagic, 4) == 0 && image[16] == 1 &&
+         image[17] == 0;
+}
 
 class CpuPackTarget : public PackTarget {
  public:
@@ -46,15 +71,18 @@ class CpuPackTarget : public PackTarget {
   }
 
   // Compiled for the template's level only, whatever levels the pack has: an AVX2 kernel in a
-  // v4 dispatcher is the same AVX2 code that was tuned.
+  // v4 dispatcher is the same AVX2 code that was tuned. The request is the kernel's whole unit,
+  // so that PackObjectCompiler's object is what the pack links (kernel_table).
   CompileRequest compile_request(const GeneratedKernel& g, const MicroKernel& mk,
                                  const std::vector<std::string>&) const override {
+    const KernelUnit unit = kernel_unit(g, mk);
     CompileRequest r;
-    r.name = mk.tmpl + ".cc";
-    r.source = g.source;
+    r.name = unit.file;
+    r.source = unit.source;
     r.options = g.options;
     r.archs = {x86_isa_level(mk.tmpl)};
     r.want_ptx = false;
+    r.entries = unit.entries;
     return r;
   }
 
@@ -79,24 +107,14 @@ class CpuPackTarget : public PackTarget {
       bool known = std::any_of(out.kernel_units.begin(), out.kernel_units.end(),
                                [&](const KernelUnit& u) { return u.entries[0] == entry; });
       if (!known) {
-        KernelUnit unit;
-        unit.file = "kernel_" + entry + ".cc";
-        unit.source = kernel.generated.source;
-        // The tuner's flags (CxxCompiler), for an object rather than a shared object.
-        for (const std::string& flag : CxxCompiler::flags(level))
-          if (flag != "-shared") unit.flags.push_back(flag);
-        unit.flags.insert(unit.flags.end(), kernel.generated.options.begin(),
-                          kernel.generated.options.end());
-        unit.entries = {entry};
+        KernelUnit unit = kernel_unit(kernel.generated, kernel.mk);
+        if (const ArchBinary* built = kernel.compiled.binary(level))
+          if (is_relocatable_object(built->cubin)) unit.object = built->cubin;
         file_scope += "int " + entry + "(const DietcodeArgs*, const DietcodeCpuRuntime*);\n";
-        if (!cw.prepack.empty()) {
-          unit.source += cw.source;
-          unit.entries.push_back(cw.prepack);
-          unit.entries.push_back(cw.run_prepacked);
+        if (!cw.prepack.empty())
           file_scope += "long long " + cw.prepack + "(const DietcodeArgs*, float*);\n" + "int " +
                         cw.run_prepacked +
                         "(const DietcodeArgs*, const DietcodeCpuRuntime*, const float*);\n";
-        }
         out.kernel_units.push_back(std::move(unit));
       }
       const bool has_cw = !cw.prepack.empty();

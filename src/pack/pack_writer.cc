@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/error.h"
+#include "pack/build_dir.h"
 #include "pack/embedded_runtime.h"
 #include "pack/manifest.h"
 #include "pack/pack_kernel_units.h"
@@ -33,26 +34,6 @@ void write_file(const fs::path& path, const std::string& bytes) {
   f.close();
   if (!f) throw EnvironmentError(path.string() + ": cannot write");
 }
-
-// A private folder that is removed again unless asked to stay.
-class BuildDir {
- public:
-  explicit BuildDir(bool keep) : keep_(keep) {
-    std::string pattern = (fs::temp_directory_path() / "dietcode-pack-XXXXXX").string();
-    if (!mkdtemp(pattern.data()))
-      throw EnvironmentError(pattern + ": cannot create a build folder");
-    path_ = pattern;
-  }
-  ~BuildDir() {
-    std::error_code ec;
-    if (!keep_) fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  bool keep_;
-  fs::path path_;
-};
 
 std::string find_cuda_include(const std::string& requested) {
   std::vector<std::string> candidates;
@@ -98,7 +79,7 @@ PackFiles write_pack(const PackRequest& request, const fs::path& library,
   if (!fs::is_directory(files.library.parent_path(), ec))
     throw UserError(library.string() + ": no such folder " + files.library.parent_path().string());
 
-  BuildDir dir(options.keep_build_dir);
+  BuildDir dir("dietcode-pack", options.keep_build_dir);
   std::string manifest = pack_manifest(request).dump();
   PackSources src = generate_pack_sources(request, manifest, dir.path().string(), library_name,
                                           files.header.filename().string());
@@ -116,6 +97,7 @@ PackFiles write_pack(const PackRequest& request, const fs::path& library,
       src.kernel_units, options.cxx, dir.path(), options.object_cache_dir, &unit_stats);
   files.kernel_objects = unit_stats.units;
   files.kernel_objects_cached = unit_stats.cache_hits;
+  files.kernel_objects_reused = unit_stats.reused;
 
   // The flags of the pack's own unit and of its runtime, compiled apart so that the runtime's
   // object can come from the cache (pack_runtime_object.h).

@@ -38,6 +38,8 @@ struct PackFiles {
   double compile_seconds = 0;
   int kernel_objects = 0;         // a CPU pack's kernel units
   int kernel_objects_cached = 0;  // of them, taken from the object cache
+  int kernel_objects_reused =
+      0;  // of them, made by the build's kernel compile (not compiled again)
   bool runtime_object_cached = false;  // the loader runtime's object too (pack_runtime_object.h)
 };
 
