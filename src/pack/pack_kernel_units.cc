@@ -139,9 +139,13 @@ std::vector<std::string> compile_kernel_units(const std::vector<KernelUnit>& uni
       if (!compiler) compiler = std::make_unique<KernelUnitCompiler>(cxx, dir, cache_dir);
       continue;
     }
+    // The source beside its object, as a compiled unit has it (a kept build folder shows both).
+    std::ofstream source(dir / units[i].file, std::ios::binary | std::ios::trunc);
+    source << units[i].source;
     std::ofstream out(dir / objects[i], std::ios::binary | std::ios::trunc);
     out << units[i].object;
-    if (!out.flush()) throw EnvironmentError("cannot write " + (dir / objects[i]).string());
+    if (!source.flush() || !out.flush())
+      throw EnvironmentError("cannot write " + (dir / objects[i]).string());
     ++reused;
   }
   std::atomic<int> hits{0};

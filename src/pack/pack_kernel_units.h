@@ -62,7 +62,7 @@ class KernelUnitCompiler {
 };
 
 // The objects, relative to dir, in unit order: a unit's own `object` when it has one, else
-// compiled from its source, which this writes there. `cache_dir` empty: no cache. Throws
+// compiled from its source. Every unit's source is written there too. `cache_dir` empty: no cache. Throws
 // EnvironmentError when objcopy is missing, std::runtime_error (an internal error, with the
 // compiler's output) when a unit does not compile.
 std::vector<std::string> compile_kernel_units(const std::vector<KernelUnit>& units,

@@ -91,7 +91,6 @@ PackFiles write_pack(const PackRequest& request, const fs::path& library,
   write_file(dir.path() / "pack.cc", src.translation_unit);
   write_file(dir.path() / "exports.map", src.version_script);
   write_file(dir.path() / files.header.filename(), src.header);
-  for (const KernelUnit& unit : src.kernel_units) write_file(dir.path() / unit.file, unit.source);
   KernelUnitStats unit_stats;
   std::vector<std::string> objects = compile_kernel_units(
       src.kernel_units, options.cxx, dir.path(), options.object_cache_dir, &unit_stats);
