@@ -95,6 +95,10 @@ struct KernelProfile {
   int threads_m = 0;  // the THREADS_M tunable: 0 lets the kernel pick the split
   int nc = 1;         // the NC tunable: B's column block, which A is packed again for
   bool packs_a = false, packs_b = false;  // the BLIS form packs B, and A unless PACK_A = 0
+  // The floats per vector along the tile's vector dimension (N, or C's M for the W-broadcast
+  // form): an edge panel narrower than the tile computes whole vectors of it, not the whole
+  // tile (templates/x86/gemm_x86.h, EdgeParams). 0: tiles are whole (the dot-product form).
+  int edge_lanes = 0;
   // The W-broadcast form computes C^T: tile_m / tile_n are given in C's frame (NR x MR),
   // threads_m bands C's columns, nc blocks C's rows (X's), bk is KC, and each K block ends in
   // a transposed store of the tile: the first block's writes C, each later one reads C back.

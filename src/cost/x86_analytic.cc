@@ -1,7 +1,8 @@
 // The CPU target's analytic terms, in the slots the GPU's fill (analytic.h), so the learned
 // f_MK, the fitted overhead and the search stay target-blind:
 //   f_pad    the useful share of the MR x NR register tiles over the output (panels are
-//            zero-padded to whole tiles; K is never padded);
+//            zero-padded to whole tiles, but for the last panel along the vector dimension,
+//            which computes whole vectors only; K is never padded);
 //   balance  the load balance over the threads: the kernel cuts C into tm x tn private regions
 //            of whole register tiles (or hands out batch elements when there are at least as
 //            many as threads), and the busiest thread sets the time. The split is the
@@ -46,6 +47,14 @@ int vector_lanes(const std::string& tmpl) {
   return tmpl.find("avx512") != std::string::npos ? 16 : 8;
 }
 
+// The extent of whole tiles of `tile` over `extent`, the last one narrowed to whole vectors of
+// `lanes` floats when lanes > 0 (an edge tile) and to the whole tile otherwise.
+int64_t computed_extent(int64_t extent, int tile, int lanes) {
+  const int64_t whole = extent / tile * tile, rest = extent - whole;
+  if (rest == 0) return whole;
+  return whole + (lanes > 0 ? ceil_div(rest, lanes) * lanes : tile);
+}
+
 // The W-broadcast form's transposed store of one tile element at the end of a K block: a
 // vector store into the stack buffer, a scalar copy out to C, and after the first block a
 // scalar read of C back. Chosen by replaying the Zen 4 log of docs/results/cpu (H) through
@@ -80,6 +89,7 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     p.bk = std::max(1, c.mk.get_or("KC", 1 << 30));
     p.packs_b = false;
     p.packs_a = true;
+    p.edge_lanes = vector_lanes(c.mk.tmpl);
     p.transposed_store_ns_per_element = kTransposedStoreNsPerElement;
     p.transposed_readback_ns_per_element = vector_lanes(c.mk.tmpl) == 8 && mr >= 2 && mr <= 8
                                                ? kRegisterTransposeReadbackNsPerElement
@@ -92,6 +102,7 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     const bool dot = form == X86Form::kDot;
     p.packs_b = !dot && !c.weights_prepacked;  // constant weights come packed
     p.packs_a = !dot && c.mk.get_or("PACK_A", 1) != 0;
+    p.edge_lanes = dot ? 0 : vector_lanes(c.mk.tmpl);
   }
   p.element_bytes = element_bytes(c.dtype);
   p.sms = x86_kernel_workers(c.mk, c.cpu.threads);  // WORKERS = 1: the caller alone
@@ -160,8 +171,11 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
     t.thread_packed_elements = packed;
     t.thread_side_flops = store_ns * t.thread_flops_per_ns;
   }
+  // The vector dimension is C's N, or its M for the W-broadcast form (C^T's N).
+  const int m_lanes = p.transposed ? p.edge_lanes : 0, n_lanes = p.transposed ? 0 : p.edge_lanes;
   t.f_pad = double(shape.M) * double(shape.N) /
-            (double(m_tiles * p.tile_m) * double(n_tiles * p.tile_n));
+            (double(computed_extent(shape.M, p.tile_m, m_lanes)) *
+             double(computed_extent(shape.N, p.tile_n, n_lanes)));
   t.overhead_share = threads > 1 ? 1.0 : 0.0;  // one worker wakes no pool thread
   t.grid_blocks = threads;
   t.blocks_per_sm = 1;

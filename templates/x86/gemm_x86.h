@@ -8,7 +8,9 @@
 //                  broadcasts of A (packed: one column of an MR-row panel; direct: MR row
 //                  pointers into A, or for conv2d a table of runs, each with MR pointers into
 //                  the input). The k loop never checks
-//                  bounds: panels are zero-padded to whole MR / NR. Only the final store is
+//                  bounds: panels are zero-padded to whole MR / NR. A last panel narrower
+//                  than NR runs an edge tile of as many whole vectors as it needs
+//                  (EdgeParams), over the same panel. Only the final store is
 //                  guarded (rows by `r < m`, columns by masked partial stores). The first K block
 //                  overwrites C, later ones add to it, and the last one applies the fused
 //                  epilogue (bias, relu or GELU) in the same store.
@@ -72,9 +74,23 @@ struct Params {
   static constexpr int PREFETCH = PREFETCH_, UNROLL = UNROLL_;
   static constexpr Isa ISA = ISA_;
   static constexpr int WORKERS = WORKERS_;
+  // The width of a packed B panel, the k-step stride of b in the micro-kernel: NR, but for an
+  // edge tile (EdgeParams below), which computes fewer columns of the same panels.
+  static constexpr int PANEL_NR = NR_;
   // The W-broadcast form (A's rows read in place): 1 prefetches the next register tile's rows
   // of A instead of this tile's PREFETCH k steps ahead (register_tile_x86.h, accumulate).
   static constexpr int PREFETCH_TILE = PREFETCH_TILE_;
+};
+
+// The register tile of an edge panel: P's tile NR_USED columns wide (whole vectors, fewer than
+// P::NR) over panels packed P::NR wide. A panel of n < NR columns (the last of a thread's
+// region or of an NC block) then runs FMAs on at most W - 1 columns of zero padding instead of
+// up to NR - 1: in the W-broadcast form, whose vectors run along M = 16 T, a 4 x 24 tile over 64
+// rows computed 72, an eighth more than needed (docs/results/cpu/README.md, AG).
+template <class P, int NR_USED>
+struct EdgeParams : P {
+  static_assert(NR_USED < P::NR, "an edge tile is narrower than the panel");
+  static constexpr int NR = NR_USED;
 };
 
 // The workers a kernel runs on: every one of the runtime's, or at most WORKERS (> 0). A kernel
@@ -119,6 +135,32 @@ struct CheckParams {
   static_assert(P::PREFETCH_TILE == 0 || P::PREFETCH_TILE == 1, "PREFETCH_TILE is 0 or 1");
   static constexpr bool ok = true;
 };
+
+}  // namespace dc_x86
+
+namespace dc_x86 {
+
+template <class P>
+struct TileOf {
+  using type = P;
+};
+
+// f(TileOf<Q>{}) with Q = EdgeParams<P, v * W>, the narrowest edge tile that covers a panel of
+// n columns, for n of fewer whole vectors than P::NR (v < NR / W). P itself is never
+// instantiated here: a second inlined copy of its k loop, in this context, is one GCC spilled
+// accumulators in (tests/x86/register_tile_test.cc).
+template <class I, class P, int V = 1, class F>
+__attribute__((always_inline)) inline void with_edge_tile(int n, F&& f) {
+  static_assert(V * I::W < P::NR, "an edge tile is narrower than the panel");
+  if constexpr ((V + 1) * I::W >= P::NR) {
+    f(TileOf<EdgeParams<P, V * I::W>>{});
+  } else {
+    if (n <= V * I::W)
+      f(TileOf<EdgeParams<P, V * I::W>>{});
+    else
+      with_edge_tile<I, P, V + 1>(n, f);
+  }
+}
 
 }  // namespace dc_x86
 
@@ -215,6 +257,7 @@ int gemm_region_from(const AOp& A, const BOp& B, const float* bias, float* C, lo
           for (long ir = 0; ir < mc; ir += MR)
             A.template runs<MR>(ic + ir, int(std::min<long>(MR, mc - ir)), pc, kc,
                                 runs + ir / MR * run_stride);
+        // P's register tile at (ir, jr).
         auto tile = [&](long ir, long jr) {
           const int m = int(std::min<long>(MR, mc - ir)), n = int(std::min<long>(NR, nc - jr));
           float* c = CT ? C + (jc + jr) * ldc + ic + ir : C + (ic + ir) * ldc + jc + jr;
@@ -247,19 +290,82 @@ int gemm_region_from(const AOp& A, const BOp& B, const float* bias, float* C, lo
                                               last, tile_bias, next_a, next_m);
           }
         };
+        // P's tile runs every panel but a last one of fewer whole vectors than NR (nc_rest
+        // columns), which runs the narrowest edge tile that covers it (with_edge_tile), chosen
+        // once for its column of tiles.
+        const long nc_rest = nc % NR;
+        const bool narrow_edge = I::W < NR && nc_rest > 0 && round_up(nc_rest, I::W) < NR;
+        const long nc_main = narrow_edge ? nc - nc_rest : nc;
+        // The same operands for an edge tile at (ir, jr), as `tile` finds them. `tile` keeps
+        // its own copy of this: written as one generic lambda over P and the edge tiles, or
+        // through this helper, P's k loop came out of GCC with an accumulator of a 6 x 16 tile
+        // kept on the stack (tests/x86/register_tile_test.cc).
+        struct TileOperands {
+          const float* a = nullptr;
+          long lda = 0;
+          const float* next_a = nullptr;
+          int next_m = 0;
+          float* c;
+          const float* bias;
+          int m, n;
+        };
+        auto operands_of = [&](long ir, long jr) {
+          TileOperands t;
+          t.m = int(std::min<long>(MR, mc - ir)), t.n = int(std::min<long>(NR, nc - jr));
+          t.c = CT ? C + (jc + jr) * ldc + ic + ir : C + (ic + ir) * ldc + jc + jr;
+          t.bias = bias ? bias + (CT ? ic + ir : jc + jr) : nullptr;
+          if constexpr (kPackA) {
+            t.a = apack + ir * kc;
+          } else if constexpr (!kRunsA) {
+            t.a = A.row_ptr(ic + ir, pc);
+            t.lda = A.ld;
+            if constexpr (P::PREFETCH_TILE) {
+              const long next = ic + ir + MR;
+              if (next < m1) {
+                t.next_a = A.row_ptr(next, pc);
+                t.next_m = int(std::min<long>(MR, m1 - next));
+              }
+            }
+          }
+          return t;
+        };
+        // The edge column's tiles, rows [ir0, ir1); nothing to instantiate for a tile one
+        // vector wide, which has no narrower one.
+        auto edge_column = [&](long ir0, long ir1) {
+          if constexpr (I::W < NR)
+            with_edge_tile<I, P>(int(nc_rest), [&](auto tile_of) {
+              using Q = typename decltype(tile_of)::type;
+              for (long ir = ir0; ir < ir1; ir += MR) {
+                const TileOperands t = operands_of(ir, nc_main);
+                if constexpr (kRunsA)
+                  micro_kernel_runs<I, Q, E>(runs + ir / MR * run_stride, bblock + nc_main * kc,
+                                             t.c, ldc, t.m, t.n, first, last, t.bias);
+                else
+                  micro_kernel<I, Q, kPackA, E, CT>(kc, t.a, t.lda, bblock + nc_main * kc, t.c,
+                                                    ldc, t.m, t.n, first, last, t.bias, t.next_a,
+                                                    t.next_m);
+              }
+            });
+        };
         if (fused) {
           for (long jr = 0; jr < nc; jr += NR) {
             if constexpr (kPackB)  // fused implies kPackB; this keeps BPrepacked's path compiling
               B.template pack<NR>(jc + jr, int(std::min<long>(NR, nc - jr)), pc, kc,
                                   bpack + jr * kc);
-            for (long ir = 0; ir < mc; ir += MR) tile(ir, jr);
+            if (jr < nc_main)
+              for (long ir = 0; ir < mc; ir += MR) tile(ir, jr);
+            else
+              edge_column(0, mc);
           }
         } else if constexpr (P::LOOP_ORDER == 0) {
-          for (long jr = 0; jr < nc; jr += NR)
+          for (long jr = 0; jr < nc_main; jr += NR)
             for (long ir = 0; ir < mc; ir += MR) tile(ir, jr);
+          if (narrow_edge) edge_column(0, mc);
         } else {
-          for (long ir = 0; ir < mc; ir += MR)
-            for (long jr = 0; jr < nc; jr += NR) tile(ir, jr);
+          for (long ir = 0; ir < mc; ir += MR) {
+            for (long jr = 0; jr < nc_main; jr += NR) tile(ir, jr);
+            if (narrow_edge) edge_column(ir, ir + MR);
+          }
         }
       }
       pc += kc;

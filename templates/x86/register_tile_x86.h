@@ -114,7 +114,7 @@ __attribute__((always_inline)) inline void store_transposed(
 // form). All always_inline, so each entry compiles to one loop nest with the tile in registers.
 
 // acc += A . B over kc k steps. A(r, k) is a[k*MR + r] (PACKED_A) or arow[r][k]; B(k, j) is
-// b[k*NR + j], aligned to the vector size. ROW_PF: prefetch the A rows in place (the
+// b[k*PANEL_NR + j] (PANEL_NR = NR but for an edge tile), aligned to the vector size. ROW_PF: prefetch the A rows in place (the
 // W-broadcast form streams W that way): PREFETCH k steps ahead in each row, or with
 // PREFETCH_TILE the rows of the next tile, next_row[r] (at the same k), a whole tile ahead.
 //
@@ -130,13 +130,24 @@ __attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR
                                                       const float* const* next_row = nullptr) {
   using V = typename I::V;
   constexpr int MR = P::MR, NR = P::NR, W = I::W, NV = NR / W, U = P::UNROLL, PF = P::PREFETCH;
+  constexpr int LDB = P::PANEL_NR;  // b's k-step stride: NR, or more for an edge tile
+  // A tile of fewer than 8 accumulators (an edge tile one vector wide, 4 x 8) cannot keep two
+  // FMA pipes of 4 cycles' latency busy on one chain per accumulator: odd k steps then add into
+  // a second set, summed into the first at the end, where the registers allow.
+  constexpr bool kTwoSets = MR * NV < 8 && 2 * MR * NV + NV + 1 <= I::kRegs && U % 2 == 0;
+  V acc2[kTwoSets ? MR : 1][kTwoSets ? NV : 1];
+  if constexpr (kTwoSets)
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc2[r][v] = I::zero();
   long k = 0;
   for (; k + U <= kc; k += U) {
 #pragma GCC unroll 16
     for (int u = 0; u < U; ++u) {
-      const float* bk = b + (k + u) * NR;
+      const float* bk = b + (k + u) * LDB;
       if constexpr (PF > 0) {
-        _mm_prefetch(reinterpret_cast<const char*>(bk + PF * NR), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(bk + PF * LDB), _MM_HINT_T0);
         if constexpr (PACKED_A) {
           if ((u * MR * 4) % 64 < MR * 4)  // about one A prefetch per cache line
             _mm_prefetch(reinterpret_cast<const char*>(a + (k + u + PF) * MR), _MM_HINT_T0);
@@ -161,12 +172,21 @@ __attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR
       for (int r = 0; r < MR; ++r) {
         const V av = PACKED_A ? I::broadcast(a + (k + u) * MR + r) : I::broadcast(arow[r] + k + u);
 #pragma GCC unroll 8
-        for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
+        for (int v = 0; v < NV; ++v) {
+          if constexpr (kTwoSets) {
+            if (u & 1)
+              I::fma_acc(acc2[r][v], av, bv[v]);
+            else
+              I::fma_acc(acc[r][v], av, bv[v]);
+          } else {
+            I::fma_acc(acc[r][v], av, bv[v]);
+          }
+        }
       }
     }
   }
   for (; k < kc; ++k) {
-    const float* bk = b + k * NR;
+    const float* bk = b + k * LDB;
     V bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) bv[v] = I::load(bk + v * W);
@@ -177,6 +197,11 @@ __attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR
       for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
     }
   }
+  if constexpr (kTwoSets)
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[r][v] = I::add(acc[r][v], acc2[r][v]);
 }
 
 template <class I, class P>
@@ -267,7 +292,7 @@ __attribute__((always_inline)) inline void tile_rows(const float* a, long lda, i
 // C[0:m, 0:n] (+)= A panel . B panel over kc, m <= MR, n <= NR.
 //   a        PACK_A: packed panel, A(r,k) = a[k*MR + r]; else row-major, A(r,k) = a[r*lda + k]
 //            (rows r >= m are clamped to m-1 and their results dropped).
-//   b        packed panel, B(k,j) = b[k*NR + j], aligned to the vector size.
+//   b        packed panel, B(k,j) = b[k*P::PANEL_NR + j], aligned to the vector size.
 //   first    overwrite C (else add to it); last: apply the epilogue (bias points at column 0).
 //   CT       C is stored transposed (the W-broadcast form, wbcast_x86.h): tile element (r, j) is
 //            c[j*ldc + r], and bias[r] belongs to tile row r.
@@ -308,7 +333,7 @@ __attribute__((always_inline)) inline void micro_kernel_runs(const Run* runs,
   typename I::V acc[P::MR][P::NR / I::W];
   zero_tile<I, P>(acc);
   prefetch_c<P>(c, ldc, m);
-  for (; runs->len > 0; b += runs->len * P::NR, ++runs)
+  for (; runs->len > 0; b += runs->len * P::PANEL_NR, ++runs)
     accumulate<I, P, false, false>(acc, runs->len, nullptr, runs->src, b);
   store_tile<I, P, E>(acc, c, ldc, m, n, first, last, bias);
 }
