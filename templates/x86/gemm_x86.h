@@ -341,8 +341,8 @@ int gemm_region_from(const AOp& A, const BOp& B, const float* bias, float* C, lo
                   micro_kernel_runs<I, Q, E>(runs + ir / MR * run_stride, bblock + nc_main * kc,
                                              t.c, ldc, t.m, t.n, first, last, t.bias);
                 else
-                  micro_kernel<I, Q, kPackA, E, CT>(kc, t.a, t.lda, bblock + nc_main * kc, t.c,
-                                                    ldc, t.m, t.n, first, last, t.bias, t.next_a,
+                  micro_kernel<I, Q, kPackA, E, CT>(kc, t.a, t.lda, bblock + nc_main * kc, t.c, ldc,
+                                                    t.m, t.n, first, last, t.bias, t.next_a,
                                                     t.next_m);
               }
             });

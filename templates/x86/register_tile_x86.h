@@ -114,9 +114,10 @@ __attribute__((always_inline)) inline void store_transposed(
 // form). All always_inline, so each entry compiles to one loop nest with the tile in registers.
 
 // acc += A . B over kc k steps. A(r, k) is a[k*MR + r] (PACKED_A) or arow[r][k]; B(k, j) is
-// b[k*PANEL_NR + j] (PANEL_NR = NR but for an edge tile), aligned to the vector size. ROW_PF: prefetch the A rows in place (the
-// W-broadcast form streams W that way): PREFETCH k steps ahead in each row, or with
-// PREFETCH_TILE the rows of the next tile, next_row[r] (at the same k), a whole tile ahead.
+// b[k*PANEL_NR + j] (PANEL_NR = NR but for an edge tile), aligned to the vector size. ROW_PF:
+// prefetch the A rows in place (the W-broadcast form streams W that way): PREFETCH k steps ahead in
+// each row, or with PREFETCH_TILE the rows of the next tile, next_row[r] (at the same k), a whole
+// tile ahead.
 //
 // Why a tile ahead. At M = 16 every element of W feeds two vector FMAs, so W streams from
 // DRAM about as fast as the FMAs consume it, and a distance of 16-64 k steps (tens of

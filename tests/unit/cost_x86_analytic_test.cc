@@ -102,23 +102,22 @@ TEST(CostX86Analytic, TheWBroadcastFormPacksXAloneInCsTransposedFrame) {
 // tile: N for the BLIS form, C's M for the W-broadcast form. Along the other dimension, and in
 // the dot-product form, the padding is still to whole tiles.
 TEST(CostX86Analytic, EdgePanelsArePaddedToWholeVectorsOnly) {
-  const std::map<std::string, int> blis = {{"MR", 6}, {"NR", 24}, {"KC", 256}, {"MC", 72},
-                                           {"NC", 3072}, {"PACK_A", 1}};
+  const std::map<std::string, int> blis = {{"MR", 6},  {"NR", 24},   {"KC", 256},
+                                           {"MC", 72}, {"NC", 3072}, {"PACK_A", 1}};
   // N = 100: four panels of 24 and an edge of 4 columns, one vector of 8: 104 computed; M = 16
   // in tiles of 6 rows: 18.
-  EXPECT_NEAR(terms(x86("x86_avx2_f32", blis), 16, 100, 768).f_pad, 16.0 * 100 / (18 * 104),
-              1e-12);
+  EXPECT_NEAR(terms(x86("x86_avx2_f32", blis), 16, 100, 768).f_pad, 16.0 * 100 / (18 * 104), 1e-12);
   // The W-broadcast form's vectors run along M: M = 128 is 5 panels of 24 and an edge of 8,
   // nothing padded (whole tiles: 144); N = 768 in whole tiles of 4 rows of W.
-  const std::map<std::string, int> wbcast = {{"MR", 4}, {"NR", 24}, {"KC", 1024}, {"MC", 192},
-                                             {"NC", 96}, {"THREADS_M", 1}};
+  const std::map<std::string, int> wbcast = {{"MR", 4},   {"NR", 24}, {"KC", 1024},
+                                             {"MC", 192}, {"NC", 96}, {"THREADS_M", 1}};
   EXPECT_DOUBLE_EQ(terms(x86("x86_avx2_wbcast_f32", wbcast), 128, 768, 768).f_pad, 1.0);
   EXPECT_NEAR(terms(x86("x86_avx2_wbcast_f32", wbcast), 130, 766, 768).f_pad,
               130.0 * 766 / (136 * 768), 1e-12);
   // The dot-product form has no edge tiles: 100 columns in tiles of 6 are 102.
-  EXPECT_NEAR(terms(x86("x86_avx2_dot_f32", {{"MR", 4}, {"NR", 6}, {"KC", 768}}), 16, 100, 768)
-                  .f_pad,
-              100.0 / 102, 1e-12);
+  EXPECT_NEAR(
+      terms(x86("x86_avx2_dot_f32", {{"MR", 4}, {"NR", 6}, {"KC", 768}}), 16, 100, 768).f_pad,
+      100.0 / 102, 1e-12);
 }
 
 // Each K block ends in a transposed store, and each NC block of X's rows streams W again.
