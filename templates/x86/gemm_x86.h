@@ -136,10 +136,6 @@ struct CheckParams {
   static constexpr bool ok = true;
 };
 
-}  // namespace dc_x86
-
-namespace dc_x86 {
-
 template <class P>
 struct TileOf {
   using type = P;
