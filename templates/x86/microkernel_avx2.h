@@ -37,9 +37,20 @@ struct Avx2 {
   // array, the operand is a may-alias memory reference that stops GCC from turning the array
   // into registers, and at -O3 whole register tiles then live on the stack (a load and a store
   // per accumulator per unrolled k step; ~25% slower). tests/x86/register_tile_test.cc checks.
+  //
+  // B_FROM_MEMORY lets b be a memory operand too. A tile that fills the register file (4 x 24:
+  // 12 accumulators, 3 B vectors and the broadcast) otherwise keeps an accumulator on the stack
+  // when GCC loads the next k step's B early; folding a load or two into the FMAs avoids that
+  // (BLIS 4 x 24 ran 2.5-4% faster). Only for such tiles: a 2 x 32 tile given the choice folds
+  // every B load into both rows' FMAs and runs 17-19% slower on the extra loads
+  // (docs/results/cpu/README.md, AH).
+  template <bool B_FROM_MEMORY = false>
   static inline void fma_acc(V& acc, V a, V b) {
     V t = acc;
-    __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+x"(t) : [a] "x"(a), [b] "x"(b));
+    if constexpr (B_FROM_MEMORY)
+      __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+x"(t) : [a] "x"(a), [b] "xm"(b));
+    else
+      __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+x"(t) : [a] "x"(a), [b] "x"(b));
     acc = t;
   }
   static inline V add(V a, V b) { return _mm256_add_ps(a, b); }

@@ -28,10 +28,14 @@ struct Avx512 {
   static inline V broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static inline V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   // acc += a * b in place (vfmadd231ps); see Avx2::fma_acc for why this is inline asm
-  // on a local copy.
+  // on a local copy, and for B_FROM_MEMORY.
+  template <bool B_FROM_MEMORY = false>
   static inline void fma_acc(V& acc, V a, V b) {
     V t = acc;
-    __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+v"(t) : [a] "v"(a), [b] "v"(b));
+    if constexpr (B_FROM_MEMORY)
+      __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+v"(t) : [a] "v"(a), [b] "vm"(b));
+    else
+      __asm__("vfmadd231ps %[b], %[a], %[acc]" : [acc] "+v"(t) : [a] "v"(a), [b] "v"(b));
     acc = t;
   }
   static inline V add(V a, V b) { return _mm512_add_ps(a, b); }

@@ -136,6 +136,8 @@ __attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR
   // FMA pipes of 4 cycles' latency busy on one chain per accumulator: odd k steps then add into
   // a second set, summed into the first at the end, where the registers allow.
   constexpr bool kTwoSets = MR * NV < 8 && 2 * MR * NV + NV + 1 <= I::kRegs && U % 2 == 0;
+  // A tile that fills the register file may take a B vector from memory (Avx2::fma_acc).
+  constexpr bool kFull = MR * NV + NV + 1 >= I::kRegs;
   V acc2[kTwoSets ? MR : 1][kTwoSets ? NV : 1];
   if constexpr (kTwoSets)
 #pragma GCC unroll 32
@@ -176,11 +178,11 @@ __attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR
         for (int v = 0; v < NV; ++v) {
           if constexpr (kTwoSets) {
             if (u & 1)
-              I::fma_acc(acc2[r][v], av, bv[v]);
+              I::template fma_acc<kFull>(acc2[r][v], av, bv[v]);
             else
-              I::fma_acc(acc[r][v], av, bv[v]);
+              I::template fma_acc<kFull>(acc[r][v], av, bv[v]);
           } else {
-            I::fma_acc(acc[r][v], av, bv[v]);
+            I::template fma_acc<kFull>(acc[r][v], av, bv[v]);
           }
         }
       }
@@ -195,7 +197,7 @@ __attribute__((always_inline)) inline void accumulate(typename I::V (&acc)[P::MR
     for (int r = 0; r < MR; ++r) {
       const V av = PACKED_A ? I::broadcast(a + k * MR + r) : I::broadcast(arow[r] + k);
 #pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) I::fma_acc(acc[r][v], av, bv[v]);
+      for (int v = 0; v < NV; ++v) I::template fma_acc<kFull>(acc[r][v], av, bv[v]);
     }
   }
   if constexpr (kTwoSets)

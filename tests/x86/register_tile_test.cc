@@ -68,6 +68,7 @@ std::string assemble(const TileCase& c, const fs::path& dir) {
 
 struct Block {
   int fmas = 0;
+  int fmas_from_memory = 0;  // FMAs whose B operand is a load folded in
   std::vector<std::string> stack_stores;
 };
 
@@ -82,7 +83,10 @@ std::vector<Block> blocks_of(const std::string& assembly) {
   std::istringstream lines(assembly);
   for (std::string line; std::getline(lines, line);) {
     if (std::regex_search(line, label)) blocks.emplace_back();
-    if (line.find("vfmadd") != std::string::npos) ++blocks.back().fmas;
+    if (line.find("vfmadd") != std::string::npos) {
+      ++blocks.back().fmas;
+      if (line.find('(') != std::string::npos) ++blocks.back().fmas_from_memory;
+    }
     if (std::regex_search(line, vector_to_stack)) blocks.back().stack_stores.push_back(line);
     if (std::regex_search(line, jump)) blocks.emplace_back();
   }
@@ -111,6 +115,11 @@ TEST(RegisterTile, TheUnrolledKLoopNeverStoresAVectorRegisterToTheStack) {
       {"kAvx512", 28, 16, 4, "768, 168, 768, 0, 0, 0, 8", "kNone", TileCase::kWbcast},
       {"kAvx512", 6, 64, 4, "768, 168, 768, 1, 0, 0, 0", "kBias", TileCase::kWbcast},
       {"kAvx2", 6, 16, 4, "768, 168, 768, 0, 0, 0, 8", "kBias", TileCase::kWbcast},
+      // 4 x 24 fills AVX2's 16 registers (12 accumulators, 3 B vectors, the broadcast): these
+      // kept an accumulator on the stack until such tiles could take B from memory.
+      {"kAvx2", 4, 24, 4, "512, 72, 3072, 0, 0, 1, 0", "kNone"},
+      {"kAvx2", 4, 24, 8, "1024, 192, 96, 0, 1, 0, 0", "kNone", TileCase::kWbcast},
+      {"kAvx2", 4, 24, 2, "1024, 192, 96, 0, 1, 0, 0", "kBias", TileCase::kWbcast},
   };
   std::string pattern = (fs::temp_directory_path() / "register-tile-test-XXXXXX").string();
   const fs::path dir = ::mkdtemp(pattern.data());
@@ -129,6 +138,32 @@ TEST(RegisterTile, TheUnrolledKLoopNeverStoresAVectorRegisterToTheStack) {
     }
     EXPECT_GT(loops, 0) << name << ": no block with the " << loop_fmas
                         << " FMAs of an unrolled k step; did the template change shape?";
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+// The other side of B_FROM_MEMORY (microkernel_avx2.h): a tile with registers to spare keeps
+// every B vector in a register. Given the choice, GCC folded each B load of a 2 x 32 tile into
+// both rows' FMAs, twice the loads, and the kernel ran 17-19% slower.
+TEST(RegisterTile, ATileWithRegistersToSpareLoadsEachBVectorOnce) {
+  const TileCase cases[] = {
+      {"kAvx2", 2, 32, 8, "1024, 192, 96, 0, 1, 0, 0", "kNone", TileCase::kWbcast},
+      {"kAvx2", 6, 16, 4, "256, 72, 3072, 0, 0, 1, 0", "kNone"},
+  };
+  std::string pattern = (fs::temp_directory_path() / "register-tile-test-XXXXXX").string();
+  const fs::path dir = ::mkdtemp(pattern.data());
+  for (const TileCase& c : cases) {
+    const int loop_fmas = c.mr * c.nr / 8 * c.unroll;
+    int loops = 0;
+    for (const Block& b : blocks_of(assemble(c, dir))) {
+      if (b.fmas < loop_fmas) continue;
+      ++loops;
+      EXPECT_EQ(b.fmas_from_memory, 0) << c.mr << "x" << c.nr << " <" << c.params << ">: "
+                                       << b.fmas_from_memory << " of " << b.fmas
+                                       << " FMAs in a k loop load B themselves";
+    }
+    EXPECT_GT(loops, 0) << c.mr << "x" << c.nr << ": no k loop found";
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
