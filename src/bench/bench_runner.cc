@@ -159,6 +159,8 @@ class InstanceBench {
     }
     row.pack_us = median(pack_us);
     row.baseline_us = baseline ? median(baseline_us) : -1;
+    row.pack_samples = std::move(pack_us);
+    row.baseline_samples = std::move(baseline_us);
     return row;
   }
 

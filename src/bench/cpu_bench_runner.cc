@@ -164,14 +164,17 @@ class CpuInstanceBench {
       }
     }
     row.pack_us = median(times[0]);
+    row.pack_samples = times[0];
     for (size_t k = 0; k < running.size(); ++k) {
       BaselineTiming& timing = row.baselines[k];
       timing.us = median(times[k + 1]);
+      timing.samples = times[k + 1];
       timing.detail = baselines[running[k]].impl->instance_detail();
     }
     for (const BaselineTiming& b : row.baselines)
       if (b.us > 0) {
         row.baseline_us = b.us, row.baseline = b.label, row.baseline_detail = b.detail;
+        row.baseline_samples = b.samples;
         break;
       }
     return row;

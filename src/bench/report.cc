@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "bench/speedup_interval.h"
+
 namespace dietcode {
 
 using nlohmann::json;
@@ -35,9 +37,11 @@ BenchRow row_against(const BenchRow& row, const std::string& name) {
   out.baseline_us = -1;
   out.baseline.clear();
   out.baseline_detail.clear();
+  out.baseline_samples.clear();
   for (const BaselineTiming& b : row.baselines)
     if (b.name == name) {
       out.baseline_us = b.us;
+      out.baseline_samples = b.samples;
       out.baseline = b.label;
       out.baseline_detail = b.detail;
     }
@@ -178,6 +182,14 @@ std::vector<std::vector<std::string>> baseline_columns_table(const BenchReport& 
   return cells;
 }
 
+// "; 1.02-1.05 at 95% over this run's rounds", or nothing without paired runs to resample.
+std::string interval_text(const SpeedupInterval& interval, const char* format) {
+  if (!interval.valid()) return "";
+  return fmt::format("; {}-{} at {:.0f}% over this run's rounds",
+                     fmt::format(fmt::runtime(format), interval.low),
+                     fmt::format(fmt::runtime(format), interval.high), 100 * interval.level);
+}
+
 // "weighted geometric-mean speedup over X: ..." and the worst instance, for `rows` against
 // the baseline `label`.
 std::string geomean_lines(const std::vector<BenchRow>& rows, const std::string& label) {
@@ -185,11 +197,13 @@ std::string geomean_lines(const std::vector<BenchRow>& rows, const std::string& 
   if (geomean <= 0) return "";
   const int with_speedup = int(
       std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.speedup() > 0; }));
-  std::string out = fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({})\n", label,
-                                geomean, plural(with_speedup, "instance", "instances"));
+  std::string out = fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({}{})\n",
+                                label, geomean, plural(with_speedup, "instance", "instances"),
+                                interval_text(geomean_speedup_interval(rows), "{:.3f}"));
   const BenchRow* worst = worst_row(rows);
-  out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us)\n", worst->op,
-                     worst->shape, worst->speedup(), worst->pack_us, label, worst->baseline_us);
+  out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us{})\n", worst->op,
+                     worst->shape, worst->speedup(), worst->pack_us, label, worst->baseline_us,
+                     interval_text(row_speedup_interval(*worst), "{:.2f}"));
   const double ceiling = weighted_geomean_ceiling(rows);
   if (ceiling > 0)
     out += fmt::format("ceiling over {}: {:.3f}x, with every instance at 100% of the peak\n", label,
@@ -295,6 +309,27 @@ std::string format_csv(const BenchReport& report) {
   return out;
 }
 
+namespace {
+
+json interval_json(const SpeedupInterval& interval) {
+  if (!interval.valid()) return nullptr;
+  return {{"low", json_figure(interval.low, 4)},
+          {"high", json_figure(interval.high, 4)},
+          {"level", interval.level},
+          {"resamples", interval.resamples}};
+}
+
+json worst_json(const std::vector<BenchRow>& rows) {
+  const BenchRow* w = worst_row(rows);
+  if (!w) return nullptr;
+  return {{"op", w->op},
+          {"shape", w->shape},
+          {"speedup", json_figure(w->speedup(), 4)},
+          {"interval", interval_json(row_speedup_interval(*w))}};
+}
+
+}  // namespace
+
 json report_json(const BenchReport& report) {
   json rows = json::array();
   for (const BenchRow& r : report.rows) {
@@ -310,7 +345,9 @@ json report_json(const BenchReport& report) {
                     {"percent_of_peak", json_figure(r.percent_of_peak(), 2)},
                     {"weight", r.weight},
                     {"flops", r.flops},
-                    {"check", r.check}});
+                    {"check", r.check},
+                    {"pack_runs_us", r.pack_samples},
+                    {"baseline_runs_us", r.baseline_samples}});
     if (!r.baselines.empty()) {
       json baselines = json::array();
       for (const BaselineTiming& b : r.baselines)
@@ -319,7 +356,8 @@ json report_json(const BenchReport& report) {
                              {"detail", text_or_null(b.detail)},
                              {"us", json_figure(b.us, 4)},
                              {"speedup", json_figure(row_against(r, b.name).speedup(), 4)},
-                             {"check", b.check}});
+                             {"check", b.check},
+                             {"runs_us", b.samples}});
       rows.back()["baselines"] = baselines;
     }
   }
@@ -327,9 +365,6 @@ json report_json(const BenchReport& report) {
   const std::vector<BenchRow> headline =
       report.baseline_columns.empty() ? report.rows
                                       : rows_against(report.rows, report.baseline_columns[0].first);
-  json worst = nullptr;
-  if (const BenchRow* w = worst_row(headline))
-    worst = {{"op", w->op}, {"shape", w->shape}, {"speedup", json_figure(w->speedup(), 4)}};
   json per_op = json::object();
   for (const auto& [op, what] : report.baseline_per_op)  // several baselines: joined by "; "
     per_op[op] = per_op.contains(op) ? per_op[op].get<std::string>() + "; " + what : what;
@@ -342,8 +377,9 @@ json report_json(const BenchReport& report) {
               {"repeats", report.repeats},
               {"warmup", report.warmup},
               {"geomean_speedup", json_figure(weighted_geomean_speedup(headline), 4)},
+              {"geomean_interval", interval_json(geomean_speedup_interval(headline))},
               {"ceiling_speedup", json_figure(weighted_geomean_ceiling(headline), 4)},
-              {"worst", worst},
+              {"worst", worst_json(headline)},
               {"failures", failed_rows(report.rows)},
               {"baseline_per_op", per_op},
               {"notes", report.notes},
@@ -354,15 +390,12 @@ json report_json(const BenchReport& report) {
     json baselines = json::array();
     for (const auto& [name, label] : report.baseline_columns) {
       const std::vector<BenchRow> against = rows_against(report.rows, name);
-      json worst_against = nullptr;
-      if (const BenchRow* w = worst_row(against))
-        worst_against = {
-            {"op", w->op}, {"shape", w->shape}, {"speedup", json_figure(w->speedup(), 4)}};
       baselines.push_back({{"name", name},
                            {"label", label},
                            {"geomean_speedup", json_figure(weighted_geomean_speedup(against), 4)},
+                           {"geomean_interval", interval_json(geomean_speedup_interval(against))},
                            {"ceiling_speedup", json_figure(weighted_geomean_ceiling(against), 4)},
-                           {"worst", worst_against}});
+                           {"worst", worst_json(against)}});
     }
     out["baselines"] = baselines;
   }

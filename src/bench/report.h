@@ -28,6 +28,7 @@ struct BaselineTiming {
   double us = -1;      // < 0: it did not run this instance
   std::string check = "ok";
   bool failed = false;
+  std::vector<double> samples;  // its timed runs in round order, beside BenchRow::pack_samples
 };
 
 struct BenchRow {
@@ -37,6 +38,10 @@ struct BenchRow {
   double flops = 0;   // of the instance: 2 * batch * M * N * K
   double pack_us = 0;
   double baseline_us = -1;      // < 0: no baseline for this op
+  // Every timed run, in round order: the pack's and the baseline's of round r at index r (one
+  // per repeat). pack_us and baseline_us are their medians. Empty where a runner kept medians
+  // only; speedup_interval.h resamples them.
+  std::vector<double> pack_samples, baseline_samples;
   std::string baseline;         // which baseline ran: "cublas", "cudnn 9.19.0", "cublas+im2col"
   std::string baseline_detail;  // what it chose for this shape, e.g. cuDNN's algorithm
   double peak_tflops = 0;       // the device's peak for the op's dtype; 0 when unknown
@@ -114,14 +119,16 @@ std::string format_report(const BenchReport& report);
 std::string format_csv(const BenchReport& report);
 
 // {"pack", "device", "baseline", "l2", "l2_detail", "date", "repeats", "warmup",
-//  "geomean_speedup", "ceiling_speedup", "worst": {...} | null, "failures", "baseline_per_op",
+//  "geomean_speedup", "geomean_interval": {"low", "high", "level", "resamples"} | null,
+//  "ceiling_speedup", "worst": {... "interval": {...} | null} | null, "failures", "baseline_per_op",
 //  "notes", "rows": [{"op", "shape", "baseline", "baseline_detail", "pack_us", "baseline_us",
 //            "speedup", "pack_tflops", "baseline_tflops", "percent_of_peak", "weight", "flops",
-//            "check"}]}
+//            "check", "pack_runs_us", "baseline_runs_us"}]}
 // Figures that do not exist are null. Every report also has "target" and "threads" (null on the
 // GPU); with several baseline columns it has "baselines": [{"name", "label", "geomean_speedup",
-// "ceiling_speedup", "worst"}] and each row "baselines": [{"name", "label", "detail", "us",
-// "speedup", "check"}].
+// "geomean_interval", "ceiling_speedup", "worst"}] and each row "baselines": [{"name", "label",
+// "detail", "us", "speedup", "check", "runs_us"}]. The *_runs_us arrays are every timed run in
+// round order ([] where the runner kept medians only).
 nlohmann::json report_json(const BenchReport& report);
 
 }  // namespace dietcode

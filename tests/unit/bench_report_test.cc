@@ -2,6 +2,9 @@
 // the SVG plot, all without a GPU.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -9,6 +12,7 @@
 #include <vector>
 
 #include "bench/report.h"
+#include "bench/speedup_interval.h"
 #include "bench/svg_plot.h"
 
 namespace dietcode {
@@ -221,6 +225,103 @@ std::string unbalanced_tags(const std::string& xml) {
     }
   }
   return open.empty() ? "" : "<" + open.back() + "> is never closed";
+}
+
+// Rows whose rounds are drawn as the runners time them: round r's pack and baseline times side
+// by side. `phase[r]` slows both contenders of round r alike; `own[r]` the pack alone.
+BenchRow timed_row(double pack_us, double baseline_us, const std::vector<double>& phase,
+                   const std::vector<double>& own) {
+  BenchRow r = row("qkv", "T=1", 0, 0, 1);
+  for (size_t i = 0; i < phase.size(); ++i) {
+    r.pack_samples.push_back(pack_us * phase[i] * own[i]);
+    r.baseline_samples.push_back(baseline_us * phase[i]);
+  }
+  std::vector<double> p = r.pack_samples, b = r.baseline_samples;
+  std::sort(p.begin(), p.end());
+  std::sort(b.begin(), b.end());
+  r.pack_us = p[p.size() / 2];
+  r.baseline_us = b[b.size() / 2];
+  return r;
+}
+
+const std::vector<double> kPhases = {1.0, 1.9, 0.7, 1.4, 1.1, 0.8, 2.5, 1.0, 1.3};
+const std::vector<double> kQuiet = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+const std::vector<double> kNoisy = {1.0, 1.2, 0.9, 1.1, 0.95, 1.3, 0.85, 1.05, 1.15};
+
+TEST(BenchInterval, APhaseThatSlowsBothContendersCancels) {
+  // Each round's two times are resampled together, so the speedup is exactly 1.5 in every
+  // resample however much the rounds differ. Resampling each contender's times on its own would
+  // give a wide interval here.
+  const SpeedupInterval i = geomean_speedup_interval({timed_row(10, 15, kPhases, kQuiet)});
+  ASSERT_TRUE(i.valid());
+  EXPECT_NEAR(i.low, 1.5, 1e-12);
+  EXPECT_NEAR(i.high, 1.5, 1e-12);
+  EXPECT_EQ(i.level, 0.95);
+  EXPECT_EQ(i.resamples, 1000);
+}
+
+TEST(BenchInterval, NoiseOnOneSideWidensItAroundTheMedian) {
+  const std::vector<BenchRow> rows = {timed_row(10, 15, kPhases, kNoisy),
+                                      timed_row(20, 20, kQuiet, kNoisy)};
+  const double point = weighted_geomean_speedup(rows);
+  const SpeedupInterval i = geomean_speedup_interval(rows);
+  ASSERT_TRUE(i.valid());
+  EXPECT_LT(i.low, point);
+  EXPECT_GT(i.high, point);
+  EXPECT_GT(i.high / i.low, 1.02);
+  // A narrower level is inside it, and the same rows and seed give the same interval.
+  const SpeedupInterval half = geomean_speedup_interval(rows, {0.5, 1000, 1});
+  EXPECT_GE(half.low, i.low);
+  EXPECT_LE(half.high, i.high);
+  EXPECT_LT(half.high - half.low, i.high - i.low);
+  const SpeedupInterval again = geomean_speedup_interval(rows);
+  EXPECT_EQ(again.low, i.low);
+  EXPECT_EQ(again.high, i.high);
+  // More noise, a wider interval.
+  std::vector<double> louder;
+  for (double x : kNoisy) louder.push_back(x * x * x);
+  const SpeedupInterval wide = geomean_speedup_interval(
+      {timed_row(10, 15, kPhases, louder), timed_row(20, 20, kQuiet, louder)});
+  EXPECT_GT(wide.high / wide.low, i.high / i.low);
+}
+
+TEST(BenchInterval, RowsWithoutRunsCountAsTheyAreOrNotAtAll) {
+  // A row with medians only keeps its speedup in every resample.
+  const SpeedupInterval mixed = geomean_speedup_interval(
+      {timed_row(10, 15, kPhases, kQuiet), row("proj", "T=1", 10, 20, 1)});
+  ASSERT_TRUE(mixed.valid());
+  EXPECT_NEAR(mixed.low, std::sqrt(1.5 * 2.0), 1e-12);
+  EXPECT_NEAR(mixed.high, std::sqrt(1.5 * 2.0), 1e-12);
+  // Nothing to resample: no interval, and the report's lines read as before (TableText).
+  EXPECT_FALSE(geomean_speedup_interval(sample_report().rows).valid());
+  BenchRow unpaired = timed_row(10, 15, kPhases, kNoisy);
+  unpaired.baseline_samples.pop_back();
+  EXPECT_FALSE(row_speedup_interval(unpaired).valid());
+  EXPECT_FALSE(geomean_speedup_interval({}).valid());
+}
+
+TEST(BenchInterval, ReportPrintsItAndJsonCarriesTheRuns) {
+  BenchReport report = sample_report();
+  report.rows = {timed_row(10, 15, kPhases, kNoisy), timed_row(20, 20, kQuiet, kNoisy)};
+  report.rows[1].shape = "T=2";
+  const SpeedupInterval i = geomean_speedup_interval(report.rows);
+  const SpeedupInterval w = row_speedup_interval(report.rows[1]);
+  const std::string text = format_report(report);
+  EXPECT_NE(text.find(fmt::format("(2 instances; {:.3f}-{:.3f} at 95% over this run's rounds)",
+                                  i.low, i.high)),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(fmt::format("{:.2f}-{:.2f} at 95% over this run's rounds)\n", w.low, w.high)),
+            std::string::npos)
+      << text;
+  const nlohmann::json j = report_json(report);
+  EXPECT_NEAR(j["geomean_interval"]["low"].get<double>(), i.low, 1e-4);
+  EXPECT_NEAR(j["geomean_interval"]["high"].get<double>(), i.high, 1e-4);
+  EXPECT_EQ(j["worst"]["shape"], "T=2");
+  EXPECT_NEAR(j["worst"]["interval"]["low"].get<double>(), w.low, 1e-4);
+  EXPECT_EQ(j["rows"][0]["pack_runs_us"].size(), kPhases.size());
+  EXPECT_EQ(j["rows"][0]["baseline_runs_us"][6].get<double>(), 15 * 2.5);
+  EXPECT_TRUE(report_json(sample_report())["geomean_interval"].is_null());
 }
 
 TEST(BenchSvg, WellFormedWithBothSeriesAndTitle) {

@@ -135,6 +135,7 @@ TEST_F(CliBenchCpu, JsonRowsHavePackAndBaselineTimesAndAgree) {
     if (loads(name)) want_baselines.push_back(name);
   for (const auto& row : j["rows"]) {
     EXPECT_GT(row["pack_us"].get<double>(), 0) << row.dump();
+    EXPECT_EQ(row["pack_runs_us"].size(), 3u) << row.dump();  // one per round
     EXPECT_EQ(row["check"],
               want_baselines.empty() ? "unchecked (no baseline; all outputs written)" : "ok");
     ASSERT_EQ(row.value("baselines", nlohmann::json::array()).size(), want_baselines.size());
@@ -142,7 +143,14 @@ TEST_F(CliBenchCpu, JsonRowsHavePackAndBaselineTimesAndAgree) {
       EXPECT_EQ(row["baselines"][b]["name"], want_baselines[b]);
       EXPECT_GT(row["baselines"][b]["us"].get<double>(), 0) << row.dump();
       EXPECT_EQ(row["baselines"][b]["check"], "ok");
+      EXPECT_EQ(row["baselines"][b]["runs_us"].size(), 3u) << row.dump();
     }
+  }
+  // Each baseline's geomean comes with its interval over the rounds.
+  for (const auto& b : j.value("baselines", nlohmann::json::array())) {
+    ASSERT_TRUE(b["geomean_interval"].is_object()) << b.dump();
+    EXPECT_LE(b["geomean_interval"]["low"].get<double>(), b["geomean_interval"]["high"].get<double>());
+    EXPECT_TRUE(b["worst"]["interval"].is_object()) << b.dump();
   }
   // The peak the probe measured, and what it bounds: every baseline's ceiling at it, which
   // no pack can exceed, so it is at least the pack's own speedup.
