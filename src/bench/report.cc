@@ -197,8 +197,8 @@ std::string geomean_lines(const std::vector<BenchRow>& rows, const std::string& 
   if (geomean <= 0) return "";
   const int with_speedup = int(
       std::count_if(rows.begin(), rows.end(), [](const BenchRow& r) { return r.speedup() > 0; }));
-  std::string out = fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({}{})\n",
-                                label, geomean, plural(with_speedup, "instance", "instances"),
+  std::string out = fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({}{})\n", label,
+                                geomean, plural(with_speedup, "instance", "instances"),
                                 interval_text(geomean_speedup_interval(rows), "{:.3f}"));
   const BenchRow* worst = worst_row(rows);
   out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us{})\n", worst->op,

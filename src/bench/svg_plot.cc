@@ -7,6 +7,8 @@
 #include <map>
 #include <vector>
 
+#include "bench/speedup_interval.h"
+
 namespace dietcode {
 
 std::string xml_escape(const std::string& text) {
@@ -102,6 +104,22 @@ std::string polyline(const std::vector<std::pair<double, double>>& points, const
       extra);
 }
 
+// The speedup's 95% interval over the run's rounds (speedup_interval.h) as a shaded band: the
+// upper edge left to right, the lower edge back. Only where every instance of the panel has one,
+// so a band never jumps across an instance without runs.
+std::string interval_band(const std::vector<std::pair<double, double>>& high,
+                          const std::vector<std::pair<double, double>>& low) {
+  if (high.size() < 2) return "";
+  std::string pts;
+  for (const auto& [x, y] : high) pts += (pts.empty() ? "" : " ") + num(x) + "," + num(y);
+  for (auto it = low.rbegin(); it != low.rend(); ++it)
+    pts += " " + num(it->first) + "," + num(it->second);
+  return fmt::format(
+      "<polygon points=\"{}\" fill=\"{}\" fill-opacity=\"0.18\" stroke=\"none\" "
+      "class=\"interval\"/>\n",
+      pts, kSpeedupColour);
+}
+
 std::string render_panel(const Panel& panel, const std::string& baseline,
                          const std::vector<ExtraBaseline>& extras, double ox, double oy) {
   const double x0 = ox + kLeft, x1 = ox + kPanelW - kRight;
@@ -153,12 +171,17 @@ std::string render_panel(const Panel& panel, const std::string& baseline,
   out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">shape</text>\n",
                      num((x0 + x1) / 2), num(y0 + 36));
 
-  std::vector<std::pair<double, double>> pack, base, speed;
+  std::vector<std::pair<double, double>> pack, base, speed, band_high, band_low;
   for (size_t i = 0; i < n; ++i) {
     const BenchRow& r = *panel.rows[i];
     if (r.pack_us > 0) pack.emplace_back(x_of(i), y_us(r.pack_us));
     if (r.has_baseline()) base.emplace_back(x_of(i), y_us(r.baseline_us));
     if (r.speedup() > 0) speed.emplace_back(x_of(i), y_sp(r.speedup()));
+    const SpeedupInterval interval = row_speedup_interval(r);
+    if (interval.valid()) {
+      band_high.emplace_back(x_of(i), y_sp(std::min(interval.high, sp_top)));
+      band_low.emplace_back(x_of(i), y_sp(interval.low));
+    }
   }
   if (any_speedup) {
     for (double t = 0; t <= sp_top + 1e-9; t += sp_step)
@@ -173,6 +196,7 @@ std::string render_panel(const Panel& panel, const std::string& baseline,
         num(ox + kPanelW - 12), num((y0 + y1) / 2), num(ox + kPanelW - 12), num((y0 + y1) / 2),
         xml_escape(baseline));
   }
+  if (band_high.size() == speed.size()) out += interval_band(band_high, band_low);
   out += polyline(base, kBaselineColour);
   for (const ExtraBaseline& e : extras) {
     std::vector<std::pair<double, double>> points;
@@ -192,11 +216,13 @@ std::string render_panel(const Panel& panel, const std::string& baseline,
   return out + "</g>\n";
 }
 
-std::string legend(const BenchReport& report, double x, double y) {
+// The legend in one line from (x, y); *end_x: where its last item ends, so the picture can be
+// made wide enough for it.
+std::string legend(const BenchReport& report, double x, double y, double* end_x) {
   struct Item {
     const char* colour;
     std::string label;
-    const char* dash;
+    const char* dash;  // a dash pattern, "" for a solid line, or "band" for a shaded swatch
   };
   std::vector<Item> items = {{kPackColour, "pack (dietcode)", ""}};
   if (!report.baseline_columns.empty()) {
@@ -209,17 +235,27 @@ std::string legend(const BenchReport& report, double x, double y) {
     items.push_back({kSpeedupColour, "speedup (right axis)", "5,3"});
     items.push_back({kSpeedupColour, "1.0x: break-even", "2,2"});
   }
+  if (std::any_of(report.rows.begin(), report.rows.end(),
+                  [](const BenchRow& r) { return row_speedup_interval(r).valid(); }))
+    items.push_back({kSpeedupColour, "95% interval over the rounds", "band"});
   if (failed_rows(report.rows)) items.push_back({kFailColour, "results disagree", ""});
   std::string out;
   for (const Item& item : items) {
-    out += fmt::format(
-        "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2.5\"{}/>\n",
-        num(x), num(y - 4), num(x + 24), num(y - 4), item.colour,
-        *item.dash ? fmt::format(" stroke-dasharray=\"{}\"", item.dash) : "");
+    if (std::string(item.dash) == "band")
+      out += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"24\" height=\"10\" fill=\"{}\" "
+          "fill-opacity=\"0.18\"/>\n",
+          num(x), num(y - 9), item.colour);
+    else
+      out += fmt::format(
+          "<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" stroke-width=\"2.5\"{}/>\n",
+          num(x), num(y - 4), num(x + 24), num(y - 4), item.colour,
+          *item.dash ? fmt::format(" stroke-dasharray=\"{}\"", item.dash) : "");
     out += fmt::format("<text x=\"{}\" y=\"{}\" class=\"legend\">{}</text>\n", num(x + 30), num(y),
                        xml_escape(item.label));
     x += 44 + 7.0 * item.label.size();
   }
+  *end_x = x;
   return out;
 }
 
@@ -241,8 +277,6 @@ std::string render_svg(const BenchReport& report) {
   const int columns = panels.size() <= 1 ? 1 : kColumns;
   const int grid_rows = std::max<int>(1, int((panels.size() + columns - 1) / columns));
   const double header = 84;
-  const double width = columns * kPanelW, height = header + grid_rows * kPanelH + 10;
-
   std::string title = fmt::format("dietcode pack vs {} on {}", report.baseline, report.device);
   std::string subtitle =
       fmt::format("{} | {} {} | median of {} runs", report.date,
@@ -253,6 +287,13 @@ std::string render_svg(const BenchReport& report) {
     subtitle += fmt::format(" | weighted geomean speedup {:.2f}x, worst {} {} {:.2f}x", geomean,
                             worst->op, worst->shape, worst->speedup());
   }
+
+  // As wide as the panels, or as the title and the legend where those are longer (one op
+  // against two baselines with long names): 11 px a character of the bold title.
+  double legend_end = 0;
+  const std::string legend_svg = legend(report, 16, 70, &legend_end);
+  const double width = std::max({columns * kPanelW, legend_end + 16, 32 + 11.0 * title.size()});
+  const double height = header + grid_rows * kPanelH + 10;
 
   std::string out = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"{0}\" height=\"{1}\" "
@@ -272,7 +313,7 @@ std::string render_svg(const BenchReport& report) {
   out += fmt::format("<text x=\"16\" y=\"26\" class=\"title\">{}</text>\n", xml_escape(title));
   out +=
       fmt::format("<text x=\"16\" y=\"46\" class=\"subtitle\">{}</text>\n", xml_escape(subtitle));
-  out += legend(report, 16, 70);
+  out += legend_svg;
   for (size_t p = 0; p < panels.size(); ++p) {
     const double ox = double(p % columns) * kPanelW;
     const double oy = header + double(p / columns) * kPanelH;

@@ -1,8 +1,7 @@
 // The bench report on synthetic rows: the weighted geometric mean, the table, CSV, JSON and
 // the SVG plot, all without a GPU.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
@@ -287,8 +286,8 @@ TEST(BenchInterval, NoiseOnOneSideWidensItAroundTheMedian) {
 
 TEST(BenchInterval, RowsWithoutRunsCountAsTheyAreOrNotAtAll) {
   // A row with medians only keeps its speedup in every resample.
-  const SpeedupInterval mixed = geomean_speedup_interval(
-      {timed_row(10, 15, kPhases, kQuiet), row("proj", "T=1", 10, 20, 1)});
+  const SpeedupInterval mixed =
+      geomean_speedup_interval({timed_row(10, 15, kPhases, kQuiet), row("proj", "T=1", 10, 20, 1)});
   ASSERT_TRUE(mixed.valid());
   EXPECT_NEAR(mixed.low, std::sqrt(1.5 * 2.0), 1e-12);
   EXPECT_NEAR(mixed.high, std::sqrt(1.5 * 2.0), 1e-12);
@@ -344,6 +343,45 @@ TEST(BenchSvg, WellFormedWithBothSeriesAndTitle) {
   // One panel per op.
   EXPECT_NE(svg.find("class=\"panel\">qkv</text>"), std::string::npos);
   EXPECT_NE(svg.find("class=\"panel\">conv</text>"), std::string::npos);
+}
+
+TEST(BenchSvg, TheSpeedupsIntervalIsABandWhereTheRowsHaveRuns) {
+  BenchReport report = sample_report();
+  EXPECT_EQ(render_svg(report).find("class=\"interval\""), std::string::npos);  // medians only
+  report.rows = {timed_row(10, 15, kPhases, kNoisy), timed_row(20, 20, kQuiet, kNoisy)};
+  report.rows[1].shape = "T=2";
+  const std::string svg = render_svg(report);
+  EXPECT_EQ(unbalanced_tags(svg), "");
+  const size_t band = svg.find("class=\"interval\"");
+  ASSERT_NE(band, std::string::npos) << svg;
+  // Upper edge out and lower edge back: four corners for two instances.
+  const size_t from = svg.rfind("points=\"", band) + 8;
+  const std::string points = svg.substr(from, svg.find('"', from) - from);
+  EXPECT_EQ(std::count(points.begin(), points.end(), ','), 4) << points;
+  EXPECT_NE(svg.find(">95% interval over the rounds</text>"), std::string::npos);
+  EXPECT_EQ(render_svg(sample_report()).find("95% interval"), std::string::npos);
+}
+
+TEST(BenchSvg, OneOpAgainstLongNamesIsWideEnoughForItsLegend) {
+  BenchReport report = sample_report();
+  report.rows = {row("proj", "T=1", 10, 12, 1), row("proj", "T=2", 20, 15, 1)};
+  report.baseline_columns = {{"onednn", "oneDNN 2.6.3"},
+                             {"openblas", "OpenBLAS 0.3.21 (openmp), sgemm + separate epilogue"}};
+  for (BenchRow& r : report.rows)
+    r.baselines = {{"onednn", "oneDNN 2.6.3", "", r.baseline_us},
+                   {"openblas", report.baseline_columns[1].second, "", 2 * r.baseline_us}};
+  const std::string svg = render_svg(report);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex(R"re(<svg [^>]*width="([0-9.]+)")re")));
+  const double width = std::stod(m[1]);
+  // The last legend item's text ends inside the picture (7 px a character, as laid out).
+  const std::regex text(R"re(<text x="([0-9.]+)" y="[0-9.]+" class="legend">([^<]*)</text>)re");
+  double end = 0;
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), text); it != std::sregex_iterator();
+       ++it)
+    end = std::max(end, std::stod((*it)[1]) + 7.0 * (*it)[2].length());
+  EXPECT_GT(end, 0);
+  EXPECT_GE(width, end) << svg;
 }
 
 TEST(BenchSvg, EscapesTextAndMarksFailures) {

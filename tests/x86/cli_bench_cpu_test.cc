@@ -149,7 +149,8 @@ TEST_F(CliBenchCpu, JsonRowsHavePackAndBaselineTimesAndAgree) {
   // Each baseline's geomean comes with its interval over the rounds.
   for (const auto& b : j.value("baselines", nlohmann::json::array())) {
     ASSERT_TRUE(b["geomean_interval"].is_object()) << b.dump();
-    EXPECT_LE(b["geomean_interval"]["low"].get<double>(), b["geomean_interval"]["high"].get<double>());
+    EXPECT_LE(b["geomean_interval"]["low"].get<double>(),
+              b["geomean_interval"]["high"].get<double>());
     EXPECT_TRUE(b["worst"]["interval"].is_object()) << b.dump();
   }
   // The peak the probe measured, and what it bounds: every baseline's ceiling at it, which

@@ -159,9 +159,9 @@ TEST(RegisterTile, ATileWithRegistersToSpareLoadsEachBVectorOnce) {
     for (const Block& b : blocks_of(assemble(c, dir))) {
       if (b.fmas < loop_fmas) continue;
       ++loops;
-      EXPECT_EQ(b.fmas_from_memory, 0) << c.mr << "x" << c.nr << " <" << c.params << ">: "
-                                       << b.fmas_from_memory << " of " << b.fmas
-                                       << " FMAs in a k loop load B themselves";
+      EXPECT_EQ(b.fmas_from_memory, 0)
+          << c.mr << "x" << c.nr << " <" << c.params << ">: " << b.fmas_from_memory << " of "
+          << b.fmas << " FMAs in a k loop load B themselves";
     }
     EXPECT_GT(loops, 0) << c.mr << "x" << c.nr << ": no k loop found";
   }
