@@ -121,10 +121,10 @@ std::string format_csv(const BenchReport& report);
 // {"pack", "device", "baseline", "l2", "l2_detail", "date", "repeats", "warmup",
 //  "geomean_speedup", "geomean_interval": {"low", "high", "level", "resamples"} | null,
 //  "ceiling_speedup", "worst": {... "interval": {...} | null} | null, "failures",
-//  "baseline_per_op", "notes", "rows": [{"op", "shape", "baseline", "baseline_detail", "pack_us",
-//  "baseline_us",
-//            "speedup", "pack_tflops", "baseline_tflops", "percent_of_peak", "weight", "flops",
-//            "check", "pack_runs_us", "baseline_runs_us"}]}
+//  "baseline_per_op", "notes",
+//  "rows": [{"op", "shape", "baseline", "baseline_detail", "pack_us", "baseline_us", "speedup",
+//            "pack_tflops", "baseline_tflops", "percent_of_peak", "weight", "flops", "check",
+//            "pack_runs_us", "baseline_runs_us"}]}
 // Figures that do not exist are null. Every report also has "target" and "threads" (null on the
 // GPU); with several baseline columns it has "baselines": [{"name", "label", "geomean_speedup",
 // "geomean_interval", "ceiling_speedup", "worst"}] and each row "baselines": [{"name", "label",

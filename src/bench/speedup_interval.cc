@@ -40,7 +40,10 @@ std::vector<BenchRow> resample(const std::vector<BenchRow>& rows, std::mt19937_6
   return out;
 }
 
-SpeedupInterval interval_of(const std::vector<BenchRow>& rows, const IntervalOptions& options) {
+}  // namespace
+
+SpeedupInterval geomean_speedup_interval(const std::vector<BenchRow>& rows,
+                                         const IntervalOptions& options) {
   SpeedupInterval interval;
   if (options.resamples < 2 || !std::any_of(rows.begin(), rows.end(), paired)) return interval;
   std::mt19937_64 rng(options.seed);
@@ -61,15 +64,8 @@ SpeedupInterval interval_of(const std::vector<BenchRow>& rows, const IntervalOpt
   return interval;
 }
 
-}  // namespace
-
-SpeedupInterval geomean_speedup_interval(const std::vector<BenchRow>& rows,
-                                         const IntervalOptions& options) {
-  return interval_of(rows, options);
-}
-
 SpeedupInterval row_speedup_interval(const BenchRow& row, const IntervalOptions& options) {
-  return interval_of({row}, options);
+  return geomean_speedup_interval({row}, options);
 }
 
 }  // namespace dietcode
