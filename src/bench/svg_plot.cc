@@ -222,7 +222,8 @@ std::string legend(const BenchReport& report, double x, double y, double* end_x)
   struct Item {
     const char* colour;
     std::string label;
-    const char* dash;  // a dash pattern, "" for a solid line, or "band" for a shaded swatch
+    const char* dash;    // a dash pattern, "" for a solid line
+    bool band = false;   // a shaded swatch (the interval) instead of a line
   };
   std::vector<Item> items = {{kPackColour, "pack (dietcode)", ""}};
   if (!report.baseline_columns.empty()) {
@@ -237,11 +238,11 @@ std::string legend(const BenchReport& report, double x, double y, double* end_x)
   }
   if (std::any_of(report.rows.begin(), report.rows.end(),
                   [](const BenchRow& r) { return row_speedup_interval(r).valid(); }))
-    items.push_back({kSpeedupColour, "95% interval over the rounds", "band"});
+    items.push_back({kSpeedupColour, "95% interval over the rounds", "", true});
   if (failed_rows(report.rows)) items.push_back({kFailColour, "results disagree", ""});
   std::string out;
   for (const Item& item : items) {
-    if (std::string(item.dash) == "band")
+    if (item.band)
       out += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"24\" height=\"10\" fill=\"{}\" "
           "fill-opacity=\"0.18\"/>\n",
