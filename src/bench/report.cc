@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "bench/speedup_interval.h"
@@ -81,6 +82,21 @@ double weighted_geomean(const std::vector<BenchRow>& rows, Figure figure) {
 
 double weighted_geomean_speedup(const std::vector<BenchRow>& rows) {
   return weighted_geomean(rows, [](const BenchRow& r) { return r.speedup(); });
+}
+
+std::vector<std::pair<std::string, double>> per_op_geomean_speedups(
+    const std::vector<BenchRow>& rows) {
+  std::vector<std::pair<std::string, double>> out;
+  for (const BenchRow& r : rows) {
+    if (std::any_of(out.begin(), out.end(), [&](const auto& op) { return op.first == r.op; }))
+      continue;
+    std::vector<BenchRow> of_op;
+    std::copy_if(rows.begin(), rows.end(), std::back_inserter(of_op),
+                 [&](const BenchRow& x) { return x.op == r.op; });
+    const double geomean = weighted_geomean_speedup(of_op);
+    if (geomean > 0) out.emplace_back(r.op, geomean);
+  }
+  return out;
 }
 
 double weighted_geomean_ceiling(const std::vector<BenchRow>& rows) {
@@ -200,6 +216,13 @@ std::string geomean_lines(const std::vector<BenchRow>& rows, const std::string& 
   std::string out = fmt::format("weighted geometric-mean speedup over {}: {:.3f}x ({}{})\n", label,
                                 geomean, plural(with_speedup, "instance", "instances"),
                                 interval_text(geomean_speedup_interval(rows), "{:.3f}"));
+  const std::vector<std::pair<std::string, double>> per_op = per_op_geomean_speedups(rows);
+  if (per_op.size() > 1) {
+    std::string ops;
+    for (const auto& [op, speedup] : per_op)
+      ops += fmt::format("{}{} {:.3f}x", ops.empty() ? "" : ", ", op, speedup);
+    out += fmt::format("per op over {}: {}\n", label, ops);
+  }
   const BenchRow* worst = worst_row(rows);
   out += fmt::format("worst instance: {} {}: {:.2f}x (pack {:.2f} us, {} {:.2f} us{})\n", worst->op,
                      worst->shape, worst->speedup(), worst->pack_us, label, worst->baseline_us,
@@ -319,6 +342,12 @@ json interval_json(const SpeedupInterval& interval) {
           {"resamples", interval.resamples}};
 }
 
+json per_op_json(const std::vector<BenchRow>& rows) {
+  json out = json::object();
+  for (const auto& [op, speedup] : per_op_geomean_speedups(rows)) out[op] = json_figure(speedup, 4);
+  return out;
+}
+
 json worst_json(const std::vector<BenchRow>& rows) {
   const BenchRow* w = worst_row(rows);
   if (!w) return nullptr;
@@ -378,6 +407,7 @@ json report_json(const BenchReport& report) {
               {"warmup", report.warmup},
               {"geomean_speedup", json_figure(weighted_geomean_speedup(headline), 4)},
               {"geomean_interval", interval_json(geomean_speedup_interval(headline))},
+              {"geomean_speedup_per_op", per_op_json(headline)},
               {"ceiling_speedup", json_figure(weighted_geomean_ceiling(headline), 4)},
               {"worst", worst_json(headline)},
               {"failures", failed_rows(report.rows)},
@@ -394,6 +424,7 @@ json report_json(const BenchReport& report) {
                            {"label", label},
                            {"geomean_speedup", json_figure(weighted_geomean_speedup(against), 4)},
                            {"geomean_interval", interval_json(geomean_speedup_interval(against))},
+                           {"geomean_speedup_per_op", per_op_json(against)},
                            {"ceiling_speedup", json_figure(weighted_geomean_ceiling(against), 4)},
                            {"worst", worst_json(against)}});
     }

@@ -94,6 +94,11 @@ std::vector<BenchRow> rows_against(const std::vector<BenchRow>& rows, const std:
 // Rows of weight 0 count with weight 0; when every weight is 0 the mean is unweighted.
 double weighted_geomean_speedup(const std::vector<BenchRow>& rows);
 
+// weighted_geomean_speedup over each op's rows alone, for the ops that have a speedup, in the
+// order the rows first name them: which layers a workload's figure comes from.
+std::vector<std::pair<std::string, double>> per_op_geomean_speedups(
+    const std::vector<BenchRow>& rows);
+
 // The same weighted geometric mean over the rows' peak_ceiling(): the speedup a pack running
 // every instance at 100% of the peak would show over this baseline in this run. No kernel can
 // exceed it (memory traffic, launches and packing only lower what the peak allows), so a goal

@@ -133,6 +133,44 @@ TEST(BenchReport, TableText) {
       << text;
 }
 
+TEST(BenchReport, EachOpGetsItsOwnGeometricMeanWhenThereAreSeveral) {
+  BenchReport report = sample_report();
+  // One op: no per-op line (TableText), and its one figure in the JSON.
+  EXPECT_EQ(format_report(report).find("per op over"), std::string::npos);
+  EXPECT_EQ(report_json(report)["geomean_speedup_per_op"], nlohmann::json({{"qkv", 0.8435}}));
+  // proj: speedups 2 (weight 1) and 0.5 (weight 1); qkv as before; conv has no baseline.
+  report.rows.push_back(row("proj", "T=1", 5, 10, 1));
+  report.rows.push_back(row("proj", "T=2", 20, 10, 1));
+  const auto per_op = per_op_geomean_speedups(report.rows);
+  ASSERT_EQ(per_op.size(), 2u);
+  EXPECT_EQ(per_op[0].first, "qkv");
+  EXPECT_NEAR(per_op[0].second, std::pow(1.2, 0.25) * std::pow(0.75, 0.75), 1e-12);
+  EXPECT_EQ(per_op[1].first, "proj");
+  EXPECT_NEAR(per_op[1].second, 1.0, 1e-12);
+  const std::string text = format_report(report);
+  EXPECT_NE(text.find("\nper op over cublas: qkv 0.844x, proj 1.000x\nworst instance:"),
+            std::string::npos)
+      << text;
+  const nlohmann::json j = report_json(report);
+  EXPECT_EQ(j["geomean_speedup_per_op"], nlohmann::json({{"qkv", 0.8435}, {"proj", 1.0}}));
+
+  // Several baselines (the CPU): a line and a JSON object for each.
+  report.rows = {row("qkv", "T=1", 10, 12, 1), row("proj", "T=1", 10, 5, 1)};
+  report.baseline_columns = {{"onednn", "oneDNN"}, {"openblas", "OpenBLAS"}};
+  for (BenchRow& r : report.rows)
+    r.baselines = {{"onednn", "oneDNN", "", r.baseline_us},
+                   {"openblas", "OpenBLAS", "", 2 * r.baseline_us}};
+  const std::string columns = format_report(report);
+  EXPECT_NE(columns.find("per op over oneDNN: qkv 1.200x, proj 0.500x\n"), std::string::npos)
+      << columns;
+  EXPECT_NE(columns.find("per op over OpenBLAS: qkv 2.400x, proj 1.000x\n"), std::string::npos)
+      << columns;
+  const nlohmann::json both = report_json(report);
+  EXPECT_EQ(both["geomean_speedup_per_op"], nlohmann::json({{"qkv", 1.2}, {"proj", 0.5}}));
+  EXPECT_EQ(both["baselines"][1]["geomean_speedup_per_op"],
+            nlohmann::json({{"qkv", 2.4}, {"proj", 1.0}}));
+}
+
 TEST(BenchReport, TableWithoutBaseline) {
   BenchReport report = sample_report();
   report.baseline = "none";
