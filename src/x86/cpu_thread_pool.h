@@ -249,17 +249,41 @@ class CpuThreadPool {
   }
 
   // Adds the CPUs of every place of the OpenMP runtime already loaded in this process (the
-  // OpenMP 4.5 place API, looked up with dlsym: nothing is loaded or linked for it).
+  // OpenMP 4.5 place API, looked up with dlsym: nothing is loaded or linked for it). The runtime
+  // may be in the global scope (linked, or dlopen'ed RTLD_GLOBAL) or loaded RTLD_LOCAL, as
+  // Python loads extension modules and their libraries: then it is found by its usual names,
+  // with RTLD_NOLOAD, which never loads a library. Missed, a runtime that OMP_PROC_BIND had
+  // bind the main thread to one CPU left the pack a pool of one thread.
   static void add_openmp_place_cpus(cpu_set_t* set) {
     using NumPlaces = int (*)();
     using PlaceNumProcs = int (*)(int);
     using PlaceProcIds = void (*)(int, int*);
-    const auto num_places = reinterpret_cast<NumPlaces>(dlsym(RTLD_DEFAULT, "omp_get_num_places"));
-    const auto num_procs =
-        reinterpret_cast<PlaceNumProcs>(dlsym(RTLD_DEFAULT, "omp_get_place_num_procs"));
-    const auto proc_ids =
-        reinterpret_cast<PlaceProcIds>(dlsym(RTLD_DEFAULT, "omp_get_place_proc_ids"));
+    NumPlaces num_places = nullptr;
+    PlaceNumProcs num_procs = nullptr;
+    PlaceProcIds proc_ids = nullptr;
+    // The three functions from one runtime: the global scope's, or a locally loaded one's.
+    auto take = [&](void* scope) {
+      num_places = reinterpret_cast<NumPlaces>(dlsym(scope, "omp_get_num_places"));
+      num_procs = reinterpret_cast<PlaceNumProcs>(dlsym(scope, "omp_get_place_num_procs"));
+      proc_ids = reinterpret_cast<PlaceProcIds>(dlsym(scope, "omp_get_place_proc_ids"));
+      return num_places && num_procs && proc_ids;
+    };
+    void* local = nullptr;
+    if (!take(RTLD_DEFAULT))
+      for (const char* name : {"libgomp.so.1", "libomp.so.5", "libomp.so", "libiomp5.so"}) {
+        local = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+        if (local && take(local)) break;
+        if (local) dlclose(local);
+        local = nullptr;
+      }
     if (!num_places || !num_procs || !proc_ids) return;
+    // Held (RTLD_NOLOAD took a reference) until its functions have answered.
+    struct Release {
+      void* handle;
+      ~Release() {
+        if (handle) dlclose(handle);
+      }
+    } release{local};
     const int places = num_places();
     for (int place = 0; place < places; ++place) {
       std::vector<int> ids(size_t(std::max(0, num_procs(place))));

@@ -697,6 +697,22 @@ TEST_F(CpuPackTest, ARebuildTakesItsKernelObjectsFromTheCacheAndIsTheSamePack) {
   EXPECT_TRUE(bytes("first") == bytes("third")) << "a damaged entry changed the pack";
 }
 
+// Python loads extension modules, and the OpenMP runtime they bring, RTLD_LOCAL. With
+// OMP_PROC_BIND set, that runtime binds the main thread to one CPU as it starts, and its place
+// API is not in the global scope: a pack that asked only there counted one usable CPU and ran
+// every launch on a pool of one thread.
+TEST_F(CpuPackTest, ItsDefaultThreadCountSeesAnOpenMpRuntimeLoadedLocally) {
+  Shell r = run("'" DIETCODE_PACK_THREADS_PROBE "' '" + library("v3").string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  int before = 0, after = 0, threads = 0;
+  ASSERT_EQ(std::sscanf(r.out.c_str(), "before %d after %d threads %d", &before, &after, &threads),
+            3)
+      << r.out;
+  if (before < 2) GTEST_SKIP() << "needs two CPUs: " << r.out;
+  ASSERT_EQ(after, 1) << "the OpenMP runtime did not bind the main thread: " << r.out;
+  EXPECT_EQ(threads, before) << r.out;
+}
+
 TEST_F(CpuPackTest, BuildRefusesForeignArchsAndTargets) {
   Shell r = run("cd '" + dir_->string() + "' && '" DIETCODE_CLI_PATH
                 "' build cpupack.json --log avx2.jsonl -o bad.so --arch sm_90");
