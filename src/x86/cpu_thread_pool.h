@@ -252,8 +252,9 @@ class CpuThreadPool {
   // OpenMP 4.5 place API, looked up with dlsym: nothing is loaded or linked for it). The runtime
   // may be in the global scope (linked, or dlopen'ed RTLD_GLOBAL) or loaded RTLD_LOCAL, as
   // Python loads extension modules and their libraries: then it is found by its usual names,
-  // with RTLD_NOLOAD, which never loads a library. Missed, a runtime that OMP_PROC_BIND had
-  // bind the main thread to one CPU left the pack a pool of one thread.
+  // with RTLD_NOLOAD, which never loads a library. Looking in the global scope alone, a pack in
+  // such a host counted only the one CPU that OMP_PROC_BIND had the runtime bind the main
+  // thread to, and ran every launch on a pool of one thread.
   static void add_openmp_place_cpus(cpu_set_t* set) {
     using NumPlaces = int (*)();
     using PlaceNumProcs = int (*)(int);
