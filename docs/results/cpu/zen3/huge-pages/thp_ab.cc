@@ -1,5 +1,9 @@
-// THP A/B: the pack's qkv kernels and oneDNN's sgemm on operands in 4 KiB pages and in 2 MiB
-// pages (MADV_HUGEPAGE), rounds interleaved in rotating order, one process.
+// Kernels of the templates called directly (VARIANTS) and, with PACK=libNAME.so set, a pack's
+// dietcode_launch (op OP, default qkv, M = 16 T; the variant &pack_launch), against oneDNN's
+// sgemm, on operands in 4 KiB pages and in 2 MiB pages (MADV_HUGEPAGE), rounds interleaved in
+// rotating order, one process. oneDNN, and with it libgomp, is dlopen'ed RTLD_LOCAL, as a
+// Python host loads them: with OMP_PROC_BIND set, libgomp binds the main thread to one CPU as it
+// loads (sections AL and AM of docs/results/cpu/README.md).
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <algorithm>
@@ -12,6 +16,19 @@
 #include <vector>
 #include "x86/ops_x86.h"
 #include "x86/serial_runtime.h"
+// The pack's own dietcode_launch (PACK = path of a pack with op OP, M = 16 T).
+typedef int (*launch_t)(const char*, void* const*, int, const int64_t*, int, void*);
+static launch_t g_launch;
+static const char* g_op = "qkv";
+static int pack_launch(const DietcodeArgs* a, const DietcodeCpuRuntime*) {
+  if (!g_launch) {
+    fprintf(stderr, "this variant list times a pack: set PACK=libNAME.so\n");
+    exit(2);
+  }
+  void* args[3] = {const_cast<void*>(a->a), const_cast<void*>(a->b), a->c};
+  int64_t t = a->m / 16;
+  return g_launch(g_op, args, 3, &t, 1, nullptr);
+}
 using namespace dc_x86;
 #ifndef NN
 #define NN 2304
@@ -37,6 +54,12 @@ int main(int argc, char** argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 9;
   const long M = argc > 2 ? atol(argv[2]) : 2048, N = NN, Kd = KK;
   void* h = dlopen("libdnnl.so.2", RTLD_NOW);
+  if (const char* pack = getenv("PACK")) {
+    void* pk = dlopen(pack, RTLD_NOW);
+    if (!pk) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+    g_launch = (launch_t)dlsym(pk, "dietcode_launch");
+  }
+  if (getenv("OP")) g_op = getenv("OP");
   sgemm_t sg = (sgemm_t)dlsym(h, "dnnl_sgemm");
   auto mk = [](size_t n, bool huge) {
     size_t bytes = ((n * 4 + (2 << 20) - 1) >> 21) << 21;
