@@ -103,6 +103,10 @@ struct KernelProfile {
   // threads_m bands C's columns, nc blocks C's rows (X's), bk is KC, and each K block ends in
   // a transposed store of the tile: the first block's writes C, each later one reads C back.
   bool transposed = false;
+  // With SHARE_X = 1 it packs X once, shared by the threads, and hands out blocks of mc of
+  // C's columns (W's rows) by nc of its rows (X's) as threads ask: no bands, no X packed twice.
+  bool shared_x = false;
+  int mc = 1;
   double transposed_store_ns_per_element = 0;
   double transposed_readback_ns_per_element = 0;
 };

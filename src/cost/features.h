@@ -45,6 +45,7 @@ enum class Feature : int {
   kTunablePrefetch,
   kTunableUnroll,
   kTunablePrefetchTile,
+  kTunableShareX,
   // Derived, defined for every template (GPU-only ones are NaN for x86 templates).
   kTileM,
   kTileN,

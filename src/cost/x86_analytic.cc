@@ -16,6 +16,10 @@
 //            M = 16, where packing B costs about as much as the FMAs, and at M = 2048, where it
 //            is noise; the dot-product form packs nothing, and the W-broadcast form, which
 //            computes C^T with its own split of it, packs only X (C's A), once per thread;
+//            With SHARE_X the W-broadcast form has no bands: the threads pack X together,
+//            once, and take blocks of MC rows of W by NC rows of X as they free up, so the
+//            busiest thread has its share of the blocks, rounded up to whole blocks, and
+//            packs its share of X;
 //   memory   the operands from memory once, plus what the split makes the threads pack again
 //            (every row band packs all of its columns of B, every column band its rows of A),
 //            over the host's streaming bandwidth;
@@ -89,6 +93,8 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     p.bk = std::max(1, c.mk.get_or("KC", 1 << 30));
     p.packs_b = false;
     p.packs_a = true;
+    p.shared_x = c.mk.get_or("SHARE_X", 0) != 0;
+    p.mc = std::max(1, c.mk.get_or("MC", 1));
     p.edge_lanes = vector_lanes(c.mk.tmpl);
     p.transposed_store_ns_per_element = kTransposedStoreNsPerElement;
     p.transposed_readback_ns_per_element = vector_lanes(c.mk.tmpl) == 8 && mr >= 2 && mr <= 8
@@ -129,8 +135,15 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   // The busiest thread's batch elements, and its region's tile rows and columns in each.
   double own_batches = double(shape.batch);
   int64_t own_m_tiles = m_tiles, own_n_tiles = n_tiles;
+  // SHARE_X's blocks (C's frame: nc of its rows by mc of its columns), handed out as threads
+  // free up; the busiest thread's share, in whole blocks and in X's rows it packs.
+  const bool shared = p.shared_x && threads > 1 && shape.batch < threads;
+  double shared_share = 1;
   if (shape.batch >= threads) {
     own_batches = double(ceil_div(shape.batch, threads));
+  } else if (shared) {
+    const int64_t blocks = ceil_div(shape.M, p.nc) * ceil_div(shape.N, p.mc);
+    shared_share = double(ceil_div(blocks, threads)) / double(blocks);
   } else {
     if (p.transposed)  // the kernel splits C^T: its row bands are C's column bands
       std::tie(tn, tm) = split_threads(threads, p.threads_m, shape.N, shape.M, shape.K, p.tile_n,
@@ -141,7 +154,7 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
     own_m_tiles = ceil_div(m_tiles, tm);
     own_n_tiles = ceil_div(n_tiles, tn);
   }
-  busiest_tiles = own_batches * double(own_m_tiles) * double(own_n_tiles);
+  busiest_tiles = own_batches * double(own_m_tiles) * double(own_n_tiles) * shared_share;
   t.target = Target::kCpu;
   t.split_balance = busiest_tiles > 0 ? all_tiles / (double(threads) * busiest_tiles) : 1;
   const double own_rows = double(own_m_tiles * p.tile_m), own_cols = double(own_n_tiles * p.tile_n);
@@ -150,10 +163,13 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
     double packed = 0;  // elements
     if (p.packs_b) packed += own_cols * k;
     // The BLIS form packs its rows of A again for every NC block of its columns; the
-    // W-broadcast form's NC blocks its rows of X, each packed once.
+    // W-broadcast form's NC blocks its rows of X, each packed once, or with SHARE_X once by
+    // all threads together.
     if (p.packs_a)
-      packed += own_rows * k *
-                (p.transposed ? 1.0 : double(ceil_div(int64_t(own_cols), std::max(1, p.nc))));
+      packed += shared ? own_rows * k / threads
+                       : own_rows * k *
+                             (p.transposed ? 1.0
+                                           : double(ceil_div(int64_t(own_cols), std::max(1, p.nc))));
     packed *= own_batches;
     // The W-broadcast form's transposed stores: every tile element once per K block, the
     // first block's a plain write, the later ones a read back (in ns of one thread).
@@ -182,9 +198,12 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   t.sms = threads;
   const double batch = double(shape.batch), m = double(shape.M), n = double(shape.N),
                k = double(shape.K);
-  // The W-broadcast form streams its rows of W once per NC block of its rows of X.
+  // The W-broadcast form streams its rows of W once per NC block of its rows of X (with
+  // SHARE_X, all of W once per NC block of all of X's rows).
   const double w_passes =
-      p.transposed ? double(ceil_div(int64_t(own_rows), std::max(1, p.nc))) : 1.0;
+      !p.transposed ? 1.0
+      : shared      ? double(ceil_div(shape.M, std::max(1, p.nc)))
+                    : double(ceil_div(int64_t(own_rows), std::max(1, p.nc)));
   t.main_bytes = batch * (m * k * tn + n * k * tm * w_passes + m * n) * p.element_bytes;
   t.bandwidth_bytes_per_us = p.bandwidth_bytes_per_us;
   t.peak_flops_per_us = p.peak_flops_per_us;

@@ -47,6 +47,8 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   set(Feature::kThreads, x86_kernel_workers(c.mk, c.cpu.threads));
   // The W-broadcast form's kernels logged before PREFETCH_TILE existed had 0; other forms none.
   if (transposed) set(Feature::kTunablePrefetchTile, c.mk.get_or("PREFETCH_TILE", 0));
+  // Likewise SHARE_X (X packed once for every worker, blocks handed out), 0 before it existed.
+  if (transposed) set(Feature::kTunableShareX, c.mk.get_or("SHARE_X", 0));
   set(Feature::kOutputsPerThread, mr * nr);
   set(Feature::kThreadTileM, transposed ? nr : mr);
   set(Feature::kThreadTileN, transposed ? mr : nr);

@@ -12,6 +12,12 @@
 // whole tile ahead instead of PREFETCH k steps: at M = 16 W streams from DRAM about as fast as
 // the FMAs consume it, and the short distances leave each tile's first lines waiting
 // (register_tile_x86.h, accumulate). Kernels of logs from before it had 0.
+// SHARE_X = 1 packs X once for every worker and hands out blocks of MC rows of W by NC rows
+// of X as the workers ask for them, instead of a band per worker that packs its own X: the
+// workers then finish together, where with bands a worker woken late or slowed by its
+// neighbours held up the call (wbcast_x86.h). Bands (THREADS_M) mean nothing with it, nor
+// does it with one worker. Kernels of logs from before it had 0, which is why 0 is the
+// default (a log's kernel is completed with the defaults) and the seeds bring in 1.
 #include <map>
 #include <string>
 #include <utility>
@@ -46,6 +52,7 @@ TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int reg
       x86_workers_tunable(),
       {"PREFETCH", {0, 4, 8, 16}, 8, "prefetch distance for X's panel and W's rows (0: none)"},
       {"PREFETCH_TILE", {0, 1}, 0, "1: prefetch the next tile's rows of W instead of this one's"},
+      {"SHARE_X", {0, 1}, 0, "1: X packed once for all workers, blocks handed out (0: bands)"},
       {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
   };
   s.chains = {{"BM", {"NC"}}, {"BN", {"MC"}}};  // C's frame: X's rows are C's rows
@@ -56,6 +63,16 @@ TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int reg
                              return mk.get("PREFETCH_TILE") == 0 || mk.get("PREFETCH") > 0;
                            },
                            {"PREFETCH", "PREFETCH_TILE"}});
+  s.constraints.push_back({"X shared by the workers has no thread bands (THREADS_M = 0)",
+                           [](const MicroKernel& mk, const SpaceContext&) {
+                             return mk.get("SHARE_X") == 0 || mk.get("THREADS_M") == 0;
+                           },
+                           {"SHARE_X", "THREADS_M"}});
+  s.constraints.push_back({"one worker (WORKERS = 1) shares nothing (SHARE_X = 0)",
+                           [](const MicroKernel& mk, const SpaceContext&) {
+                             return mk.get("WORKERS") != 1 || mk.get("SHARE_X") == 0;
+                           },
+                           {"SHARE_X", "WORKERS"}});
   // W must be K-contiguous ([N][K]) to be broadcast in place along K.
   s.supports = x86_b_rows_are_k_contiguous;
   s.seeds = std::move(seeds);
@@ -77,10 +94,13 @@ const TemplateSpace& x86_avx2_wbcast_f32_space() {
   //   6 x 16 tiles a 15-minute tune had settled on, timed together (AC), and a tune under its
   //   budget had not reached it from the 6 x 16 default. A tune seeded with it gave a pack
   //   about 1% faster over oneDNN there, within the runs' spread: a seed costs one kernel.
+  //   It, and the default tile, also come with X shared by the workers (SHARE_X), which the
+  //   default (0, what logs from before it ran) leaves out.
   static const TemplateSpace space = make_x86_wbcast_space(
       "x86_avx2_wbcast_f32", 8, 16, {8, 16, 24, 32}, {1, 2, 3, 4, 6, 8, 12, 14},
       {{{"MC", 192}, {"NC", 384}, {"THREADS_M", 4}, {"PREFETCH_TILE", 1}},
-       {{"MR", 4}, {"NR", 24}, {"MC", 192}, {"NC", 384}}});
+       {{"MR", 4}, {"NR", 24}, {"MC", 192}, {"NC", 384}, {"SHARE_X", 1}},
+       {{"SHARE_X", 1}}});
   return space;
 }
 

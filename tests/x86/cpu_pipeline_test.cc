@@ -194,6 +194,43 @@ TEST_F(CpuPipeline, NextTilePrefetchIsWrittenOnlyWhenSet) {
   EXPECT_TRUE(seeded);
 }
 
+// SHARE_X (the W-broadcast form's, X packed once for every worker) is the Params' argument
+// after PREFETCH_TILE, written only when set, so kernels logged before it keep their entries.
+// Its default is 0, what those kernels ran, and seeds bring 1 into the first round; bands
+// (THREADS_M) and one worker go without it.
+TEST_F(CpuPipeline, SharedXIsWrittenOnlyWhenSetAndTakesNoBands) {
+  const OpSpec& op = workload_.ops[0];
+  SearchSpace s = first_op_space(x86_avx2_wbcast_f32_space());
+  MicroKernel mk = x86_avx2_wbcast_f32_space().defaults();
+  EXPECT_EQ(mk.get("SHARE_X"), 0);
+  std::string why;
+  int seeded = 0;
+  for (const MicroKernel& k : x86_avx2_wbcast_f32_space().starting_kernels())
+    seeded += k.get("SHARE_X") == 1 && s.is_valid(k, &why);
+  EXPECT_GE(seeded, 2);
+  mk.params["SHARE_X"] = 1;
+  EXPECT_TRUE(s.is_valid(mk, &why)) << why;
+  const GeneratedKernel shared = generate_kernel(op, mk);
+  EXPECT_NE(shared.source.find("dc_x86::Isa::kAvx2, 0, 0, 1>, 97, 131>"), std::string::npos);
+  MicroKernel logged_before = mk;
+  logged_before.params.erase("SHARE_X");
+  const GeneratedKernel banded = generate_kernel(op, logged_before);
+  EXPECT_NE(banded.source.find("dc_x86::Isa::kAvx2, 0>, 97, 131>"), std::string::npos);
+  EXPECT_NE(banded.plan.entry, shared.plan.entry);
+  mk.params["PREFETCH_TILE"] = 1;
+  EXPECT_NE(generate_kernel(op, mk).source.find("dc_x86::Isa::kAvx2, 0, 1, 1>, 97, 131>"),
+            std::string::npos);
+  mk.params["THREADS_M"] = 2;
+  EXPECT_FALSE(s.is_valid(mk, &why));
+  EXPECT_NE(why.find("no thread bands"), std::string::npos) << why;
+  mk.params["THREADS_M"] = 0;
+  mk.params["WORKERS"] = 1;
+  EXPECT_FALSE(s.is_valid(mk, &why));
+  EXPECT_NE(why.find("shares nothing"), std::string::npos) << why;
+  mk.params["SHARE_X"] = 0;
+  EXPECT_TRUE(s.is_valid(mk, &why)) << why;
+}
+
 // The AVX2 form's other seed is oneDNN's AVX2 sgemm tile, 4 rows of W by 24 of X (three
 // vectors), valid for BERT's dense ops and timed in the first rounds with the 6 x 16 default.
 TEST_F(CpuPipeline, TheWbcastFormIsSeededWithTheVendorsAvx2Tile) {

@@ -107,6 +107,33 @@ TEST(X86Kernels, WbcastFormNextTilePrefetch) {
   check_wbcast<Params<4, 24, 40, 8, 48, 1, 2, 0, 16, 3, I::kAvx2, 0, 1>>(2);
 }
 
+// SHARE_X: X packed once for every worker, blocks of MC x NC handed out. On 2 workers
+// (batch_matmul's 3 elements take runs there), on 5 (each of the 3 elements shared in turn),
+// with an odd K block, loop order 1 and the next tile prefetched, and with blocks and panels
+// so small that every shape has many of both.
+TEST(X86Kernels, WbcastFormSharedX) {
+  using I = dc_x86::Isa;
+  check_wbcast<Params<4, 24, 64, 8, 48, 0, 0, 0, 4, 3, I::kAvx2, 0, 0, 1>>(2);
+  check_wbcast<Params<6, 16, 17, 12, 16, 1, 0, 0, 8, 2, I::kAvx2, 0, 1, 1>>(5);
+  check_wbcast<Params<2, 8, 9, 2, 8, 0, 0, 0, 0, 1, I::kAvx2, 0, 0, 1>>(3);
+}
+
+// A runtime that runs a call's tasks last to first, on worker ids that cycle through its four
+// "workers", on the calling thread: the shared X's blocks must not lean on the order they are
+// handed out in, and its panels must be whole before any block reads them.
+void reversed_parallel_for(void*, int n, DietcodeCpuTask task, void* ctx) {
+  for (int t = n - 1; t >= 0; --t) task(ctx, t, t % 4);
+}
+TEST(X86Kernels, WbcastFormSharedXInAnyOrder) {
+  DietcodeCpuRuntime reversed{};
+  reversed.threads = 4;
+  reversed.parallel_for = &reversed_parallel_for;
+  const DietcodeCpuRuntime serial = dc_x86::serial_runtime();
+  using P = Params<4, 16, 24, 8, 32, 0, 0, 0, 0, 2, dc_x86::Isa::kAvx2, 0, 0, 1>;
+  check_wbcast_form(rows_of_k_kernels<WbcastForm, P>, P::MR, P::NR, P::KC, P::MC, P::NC, &serial,
+                    &reversed);
+}
+
 TEST(X86Kernels, WbcastFormRefusesOpsWhoseBIsNotRowsOfK) {
   DietcodeArgs a{};
   const DietcodeCpuRuntime rt = dc_x86::serial_runtime();
