@@ -415,15 +415,21 @@ template <class P>
 constexpr long prepacked_b_floats(long N, long K) {
   return round_up(N, P::NR) * K;
 }
+// prepack_b_columns packs only the panels of columns [j_begin, j_end) (j_begin on a panel
+// edge), so that workers can share the packing (wbcast_x86.h's SHARE_X).
 template <class P, class BOp>
-void prepack_b(const BOp& B, long N, long K, float* dst) {
+void prepack_b_columns(const BOp& B, long N, long K, long j_begin, long j_end, float* dst) {
   const long npad = round_up(N, P::NR);
   for (long pc = 0; pc < K; pc += P::KC) {
     const long kc = std::min<long>(P::KC, K - pc);
-    for (long j0 = 0; j0 < N; j0 += P::NR)
+    for (long j0 = j_begin; j0 < j_end; j0 += P::NR)
       B.template pack<P::NR>(j0, int(std::min<long>(P::NR, N - j0)), pc, kc,
                              dst + pc * npad + j0 * kc);
   }
+}
+template <class P, class BOp>
+void prepack_b(const BOp& B, long N, long K, float* dst) {
+  prepack_b_columns<P>(B, N, K, 0, N, dst);
 }
 
 }  // namespace dc_x86

@@ -36,9 +36,9 @@ namespace dc_x86 {
 namespace detail {
 
 // SHARE_X's two phases for one batch element, each one parallel_for: pack_task packs a run
-// of X's NR-row panels (every K block of them) into the shared panels, laid out as
-// prepack_b lays B (BPrepacked reads them); block_task computes the block of C^T at MC rows
-// of W by NC rows of X from W in place and those panels.
+// of X's NR-row panels (every K block of them) into the shared panels, as constant weights
+// are packed (gemm_x86.h's prepack_b_columns; BPrepacked reads them); block_task computes
+// the block of C^T at MC rows of W by NC rows of X from W in place and those panels.
 template <class I, class P, Epilogue E>
 struct SharedXJob {
   AMatrixMK w;
@@ -54,15 +54,8 @@ struct SharedXJob {
   static void pack_task(void* ctx, int t, int /*worker*/) {
     const SharedXJob& j = *static_cast<const SharedXJob*>(ctx);
     const long j_begin = t * j.panels_per_task * P::NR;
-    const long j_end = std::min(j.M, j_begin + j.panels_per_task * P::NR);
-    long pc = 0;
-    do {  // at least once: K == 0 packs nothing, and every block still writes its epilogue
-      const long kc = std::min<long>(P::KC, j.K - pc);
-      for (long j0 = j_begin; j0 < j_end && kc > 0; j0 += P::NR)
-        j.x.template pack<P::NR>(j0, int(std::min<long>(P::NR, j.M - j0)), pc, kc,
-                                 j.panels + pc * j.npad + j0 * kc);
-      pc += kc;
-    } while (pc < j.K);
+    prepack_b_columns<P>(j.x, j.M, j.K, j_begin,
+                         std::min(j.M, j_begin + j.panels_per_task * P::NR), j.panels);
   }
   // Blocks in X-major order: the workers' blocks at any moment share X's rows, which the
   // caches then hold once.
