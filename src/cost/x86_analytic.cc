@@ -17,14 +17,16 @@
 //            is noise; the dot-product form packs nothing, and the W-broadcast form, which
 //            computes C^T with its own split of it, packs only X (C's A), once per thread;
 //            With SHARE_X the W-broadcast form has no bands: the threads pack X together,
-//            once, and take blocks of MC rows of W by NC rows of X as they free up, so the
-//            busiest thread has its share of the blocks, rounded up to whole blocks, and
-//            packs its share of X;
+//            once, and take blocks of MC rows of W by NC rows of X as they free up, the
+//            last ones in pieces; the busiest thread's share of them is that schedule
+//            played out, and it packs its share of X;
 //   memory   the operands from memory once, plus what the split makes the threads pack again
 //            (every row band packs all of its columns of B, every column band its rows of A),
 //            over the host's streaming bandwidth;
 //   peak     the threads' measured FMA peak for the template's vector width.
 #include <algorithm>
+#include <functional>
+#include <queue>
 #include <tuple>
 #include <utility>
 
@@ -45,6 +47,29 @@ std::pair<int, int> split_threads(int threads, int threads_m, int64_t m, int64_t
   int tm = 1, tn = 1;
   dc_x86::split_threads(threads, threads_m, long(m), long(n), long(k), mr, nr, nc, &tm, &tn);
   return {tm, tn};
+}
+
+// The share of SHARE_X's work (thread_split_x86.h: shared_block_grid) that the busiest of
+// `threads` equal threads does when each takes the next task as it frees up: the kernel's
+// own schedule, played with each task's area of C as its time. Past 64 tasks a thread, the
+// last ones are too small to matter.
+double shared_busiest_share(const dc_x86::SharedBlockGrid& g, int threads) {
+  if (g.tasks <= 1 || threads <= 1) return 1.0;
+  if (g.tasks > 64L * threads) return 1.0 / threads;
+  std::priority_queue<double, std::vector<double>, std::greater<double>> free_at;
+  for (int i = 0; i < threads; ++i) free_at.push(0.0);
+  double busiest = 0, all = 0;
+  for (long t = 0; t < g.tasks; ++t) {
+    long m0, m1, n0, n1;
+    dc_x86::shared_block(g, t, &m0, &m1, &n0, &n1);
+    const double area = double(m1 - m0) * double(n1 - n0);
+    const double done = free_at.top() + area;
+    free_at.pop();
+    free_at.push(done);
+    busiest = std::max(busiest, done);
+    all += area;
+  }
+  return all > 0 ? busiest / all : 1.0;
 }
 
 int vector_lanes(const std::string& tmpl) {
@@ -142,8 +167,9 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   if (shape.batch >= threads) {
     own_batches = double(ceil_div(shape.batch, threads));
   } else if (shared) {
-    const int64_t blocks = ceil_div(shape.M, p.nc) * ceil_div(shape.N, p.mc);
-    shared_share = double(ceil_div(blocks, threads)) / double(blocks);
+    shared_share = shared_busiest_share(
+        dc_x86::shared_block_grid(long(shape.N), long(shape.M), p.mc, p.nc, p.tile_m, threads),
+        threads);
   } else {
     if (p.transposed)  // the kernel splits C^T: its row bands are C's column bands
       std::tie(tn, tm) = split_threads(threads, p.threads_m, shape.N, shape.M, shape.K, p.tile_n,

@@ -82,4 +82,44 @@ inline TaskRegion task_region(long t, const TaskGrid& g, long batch, long M, lon
   return r;
 }
 
+// SHARE_X's blocks (wbcast_x86.h): C^T's `rows` (rows of W) by `cols` (rows of X) cut into blocks
+// of mc x nc, handed out in X-major order as workers free up. The last `workers` blocks go out
+// in kTailPieces pieces each, cut along X's rows on whole NR panels. Why: with whole blocks
+// the workers finish up to a block apart, since the woken one starts tens of microseconds
+// late and a vCPU's speed drifts; at BERT's proj (N = 768, MC 168, NC 384) a block is a tenth
+// of the call. A piece reads the block's rows of W as the whole block does (its loops stream
+// them once per panel of X either way), and pieces along X write disjoint rows of C, so no
+// cache line of C is written by two workers at once.
+constexpr int kTailPieces = 4;
+struct SharedBlockGrid {
+  long rows = 0, cols = 0, mc = 1, nc = 1, nr = 1;
+  long row_blocks = 0, blocks = 0;
+  long whole = 0;  // blocks handed out whole; the rest in kTailPieces pieces
+  long tasks = 0;
+};
+inline SharedBlockGrid shared_block_grid(long rows, long cols, long mc, long nc, long nr,
+                                         int workers) {
+  SharedBlockGrid g;
+  g.rows = rows, g.cols = cols, g.mc = mc, g.nc = nc, g.nr = nr;
+  g.row_blocks = ceil_div(rows, mc);
+  g.blocks = g.row_blocks * ceil_div(cols, nc);
+  g.whole = workers > 1 ? std::max<long>(0, g.blocks - workers) : g.blocks;
+  g.tasks = g.whole + (g.blocks - g.whole) * kTailPieces;
+  return g;
+}
+// Task t's rectangle of C^T: rows [m0, m1) of W by rows [n0, n1) of X (empty for a piece past
+// the edge of a narrow last block).
+inline void shared_block(const SharedBlockGrid& g, long t, long* m0, long* m1, long* n0, long* n1) {
+  const long block = t < g.whole ? t : g.whole + (t - g.whole) / kTailPieces;
+  *m0 = block % g.row_blocks * g.mc;
+  *m1 = std::min(g.rows, *m0 + g.mc);
+  const long c0 = block / g.row_blocks * g.nc, c1 = std::min(g.cols, c0 + g.nc);
+  if (t < g.whole) {
+    *n0 = c0, *n1 = c1;
+  } else {
+    band(c1 - c0, kTailPieces, int((t - g.whole) % kTailPieces), g.nr, n0, n1);
+    *n0 += c0, *n1 += c0;
+  }
+}
+
 }  // namespace dc_x86

@@ -19,12 +19,14 @@
 // SHARE_X = 1, on several workers with fewer batch elements than workers: X is packed once,
 // by every worker a few panels at a time, into panels they all read; then the blocks of MC
 // rows of W by NC rows of X are handed out as the workers ask for them, with nothing packed
-// per block. With SHARE_X = 0 each of the THREADS_M x tn thread bands packs its own X (all of
-// it, for bands over W's rows), and the band a worker owns is what it computes. On a 2-vCPU
-// guest the two workers of such a split finished 4-37% of the call apart (a woken worker
-// starts 40-270 us late, and a vCPU's speed drifts with its neighbours); with the blocks
-// handed out, 0-6%. Kernels ran up to a fifth faster at M = 256 and level at M = 768, and
-// BERT's dense layers 1-3% faster over all (docs/results/cpu/README.md, AO).
+// per block, the last few in pieces (thread_split_x86.h, shared_block_grid). With SHARE_X = 0
+// each of the THREADS_M x tn thread bands packs its own X (all of it, for bands over W's
+// rows), and the band a worker owns is what it computes. On a 2-vCPU guest the two workers of
+// such a split finished 4-37% of the call apart (a woken worker starts 40-270 us late, and a
+// vCPU's speed drifts with its neighbours); with the blocks handed out, 0-6%, and with the
+// last ones in pieces 0-3%. Kernels ran up to a fifth faster at M = 256 and level at M = 768,
+// and BERT's dense layers 1-3% faster over all (docs/results/cpu/README.md, AO); the pieces
+// took a few percent more off kernels with few blocks (AP).
 // Include ops_x86.h, not this file: it includes this one after the op kinds and the argument
 // reading (detail::rows_of_k_problem) used here.
 #pragma once
@@ -49,7 +51,7 @@ struct SharedXJob {
   float* panels;
   long npad;                       // M rounded up to whole panels
   long panels_per_task, pack_tasks;
-  long w_blocks, blocks;
+  SharedBlockGrid grid;
 
   static void pack_task(void* ctx, int t, int /*worker*/) {
     const SharedXJob& j = *static_cast<const SharedXJob*>(ctx);
@@ -57,15 +59,14 @@ struct SharedXJob {
     prepack_b_columns<P>(j.x, j.M, j.K, j_begin,
                          std::min(j.M, j_begin + j.panels_per_task * P::NR), j.panels);
   }
-  // Blocks in X-major order: the workers' blocks at any moment share X's rows, which the
-  // caches then hold once.
+  // Blocks in X-major order (shared_block_grid, thread_split_x86.h): the workers' blocks at
+  // any moment share X's rows, which the caches then hold once.
   static void block_task(void* ctx, int t, int /*worker*/) {
     SharedXJob& j = *static_cast<SharedXJob*>(ctx);
-    const long m0 = t % j.w_blocks * P::MC, n0 = t / j.w_blocks * P::NC;
+    long m0, m1, n0, n1;
+    shared_block(j.grid, t, &m0, &m1, &n0, &n1);
     const BPrepacked xp{j.panels, j.npad};
-    if (gemm_region_from<I, P, E, /*CT=*/true>(j.w, xp, j.bias, j.c, j.N, j.K, m0,
-                                               std::min(j.N, m0 + P::MC), n0,
-                                               std::min(j.M, n0 + P::NC)))
+    if (gemm_region_from<I, P, E, /*CT=*/true>(j.w, xp, j.bias, j.c, j.N, j.K, m0, m1, n0, n1))
       __atomic_store_n(&j.error, 1, __ATOMIC_RELAXED);
   }
   int error = 0;
@@ -79,8 +80,8 @@ int run_shared_x(const DietcodeCpuRuntime* rt, int workers, const RowsOfKProblem
   const long n_panels = npad / P::NR;
   // A quarter of a worker's share of the panels per task, so that one woken late finds work.
   const long per = std::max<long>(1, n_panels / (long(workers) * kRunsPerWorker));
-  const long w_blocks = ceil_div(p.N, P::MC), blocks = w_blocks * ceil_div(p.M, P::NC);
-  if (ceil_div(n_panels, per) > 0x7fffffff || blocks > 0x7fffffff) return 3;
+  const SharedBlockGrid grid = shared_block_grid(p.N, p.M, P::MC, P::NC, P::NR, workers);
+  if (ceil_div(n_panels, per) > 0x7fffffff || grid.tasks > 0x7fffffff) return 3;
   for (long e = 0; e < p.batch; ++e) {
     SharedXJob<I, P, E> job{AMatrixMK{p.b + e * p.stride_b, p.K},
                             BMatrixNK{p.a + e * p.stride_a, p.K},
@@ -93,15 +94,14 @@ int run_shared_x(const DietcodeCpuRuntime* rt, int workers, const RowsOfKProblem
                             npad,
                             per,
                             ceil_div(n_panels, per),
-                            w_blocks,
-                            blocks};
+                            grid};
     using Job = SharedXJob<I, P, E>;
     if (job.pack_tasks > 1)
       rt->parallel_for(rt->pool, int(job.pack_tasks), &Job::pack_task, &job);
     else
       Job::pack_task(&job, 0, 0);
-    if (blocks > 1)
-      rt->parallel_for(rt->pool, int(blocks), &Job::block_task, &job);
+    if (grid.tasks > 1)
+      rt->parallel_for(rt->pool, int(grid.tasks), &Job::block_task, &job);
     else
       Job::block_task(&job, 0, 0);
     if (job.error) return job.error;

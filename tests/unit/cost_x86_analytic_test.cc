@@ -98,6 +98,22 @@ TEST(CostX86Analytic, TheWBroadcastFormPacksXAloneInCsTransposedFrame) {
   EXPECT_LT(terms(x86("x86_avx512_f32", kBlis), 128, 2304, 768).balance, t.balance);
 }
 
+// SHARE_X hands out blocks as threads free up, the last ones in pieces; the busiest thread's
+// share is that schedule played out. BERT's proj at T = 48 (C^T 768 x 768, MC 168, NC 384):
+// 10 blocks, 5 rows of W's blocks (four of 168, one of 96) by 2 of X's, in units of 96 of X's
+// rows 672 or 384 each; the last two go out as four pieces of 168 and four of 96. Taken in
+// turn by the thread free first, one thread ends with 3096 of the 6144 units; whole blocks
+// alone, 3360.
+TEST(CostX86Analytic, SharedXsBusiestThreadPlaysOutTheScheduleWithItsPieces) {
+  const std::map<std::string, int> shared = {{"MR", 4},   {"NR", 24},  {"KC", 768},
+                                             {"MC", 168}, {"NC", 384}, {"SHARE_X", 1}};
+  const AnalyticTerms t = terms(x86("x86_avx2_wbcast_f32", shared), 768, 768, 768);
+  EXPECT_NEAR(t.split_balance, 6144.0 / (2 * 3096), 1e-9);
+  // One block of one panel of X (M = 24, N = 168): its pieces are on whole panels, so one
+  // holds all of it and one thread does the work.
+  EXPECT_NEAR(terms(x86("x86_avx2_wbcast_f32", shared), 24, 168, 768).split_balance, 0.5, 1e-9);
+}
+
 // The last panel along the vector dimension runs an edge tile of whole vectors, not the whole
 // tile: N for the BLIS form, C's M for the W-broadcast form. Along the other dimension, and in
 // the dot-product form, the padding is still to whole tiles.

@@ -367,6 +367,42 @@ TEST(X86Kernels, TaskGridCoversEveryBatchElementOnceInRuns) {
     }
 }
 
+// SHARE_X's schedule: every element of C^T in exactly one task; blocks of MC x NC handed out
+// whole but for the last `workers`, which go out in kTailPieces pieces cut on whole NR panels
+// of X's rows (so two workers never write one row of C).
+TEST(X86Kernels, SharedBlocksCoverCOnceAndSplitTheLastBlocksOnPanels) {
+  constexpr int kPieces = dc_x86::kTailPieces;
+  for (int workers = 1; workers <= 5; ++workers)
+    for (long rows : {1L, 7L, 96L, 768L})
+      for (long cols : {1L, 24L, 100L, 768L}) {
+        const long mc = 24, nc = 48, nr = 8;
+        const dc_x86::SharedBlockGrid g =
+            dc_x86::shared_block_grid(rows, cols, mc, nc, nr, workers);
+        const long blocks = dc_x86::ceil_div(rows, mc) * dc_x86::ceil_div(cols, nc);
+        const long split = workers > 1 ? std::min<long>(blocks, workers) : 0;
+        ASSERT_EQ(g.tasks, blocks - split + split * kPieces);
+        std::vector<int> seen(size_t(rows * cols), 0);
+        for (long t = 0; t < g.tasks; ++t) {
+          long m0, m1, n0, n1;
+          dc_x86::shared_block(g, t, &m0, &m1, &n0, &n1);
+          ASSERT_TRUE(0 <= m0 && m0 <= m1 && m1 <= rows && 0 <= n0 && n0 <= n1 && n1 <= cols);
+          EXPECT_EQ(m0 % mc, 0);
+          if (t < blocks - split) {
+            EXPECT_EQ(n0 % nc, 0);
+            EXPECT_EQ(n1 - n0, std::min(nc, cols - n0));
+          } else {
+            EXPECT_EQ(n0 % nr, 0) << "a piece starts on a panel of X";
+            EXPECT_LE(n1 - n0, dc_x86::round_up(nc / kPieces, nr));
+          }
+          for (long i = m0; i < m1; ++i)
+            for (long j = n0; j < n1; ++j) ++seen[size_t(i * cols + j)];
+        }
+        for (size_t e = 0; e < seen.size(); ++e)
+          ASSERT_EQ(seen[e], 1) << rows << " x " << cols << ", workers " << workers << ", element "
+                                << e;
+      }
+}
+
 // A pool that counts the parallel_for calls it is asked for, to see which kernels wake it.
 struct CountingPool {
   explicit CountingPool(int threads) : pool(threads) {}
