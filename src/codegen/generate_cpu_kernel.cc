@@ -100,12 +100,13 @@ GeneratedKernel generate_cpu_kernel(const OpSpec& op, const MicroKernel& mk) {
   const X86Form form = x86_form(mk.tmpl);
   // Logs written before WORKERS was a tunable hold kernels that ran on every worker.
   const int workers = mk.get_or("WORKERS", 0);
-  // PREFETCH_TILE and SHARE_X, the W-broadcast form's, are the Params' last arguments: left at
-  // their default of 0 they are not written, so the kernels of logs from before them keep
-  // their entry names and cached objects.
+  // PREFETCH_TILE (the W-broadcast form's) and SHARE_B (SHARE_X of the W-broadcast form,
+  // SHARE_W of the BLIS form) are the Params' last arguments: left at their default of 0 they
+  // are not written, so the kernels of logs from before them keep their entry names and
+  // cached objects.
   const int prefetch_tile = mk.get_or("PREFETCH_TILE", 0);
-  const int share_x = mk.get_or("SHARE_X", 0);
-  const std::string last = share_x ? fmt::format(", {}, {}", prefetch_tile, share_x)
+  const int share_b = mk.get_or(form == X86Form::kWbcast ? "SHARE_X" : "SHARE_W", 0);
+  const std::string last = share_b ? fmt::format(", {}, {}", prefetch_tile, share_b)
                            : prefetch_tile ? fmt::format(", {}", prefetch_tile)
                                            : "";
   const std::string instantiation =

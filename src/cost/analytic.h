@@ -103,10 +103,11 @@ struct KernelProfile {
   // threads_m bands C's columns, nc blocks C's rows (X's), bk is KC, and each K block ends in
   // a transposed store of the tile: the first block's writes C, each later one reads C back.
   bool transposed = false;
-  // With SHARE_X = 1 it packs X once, shared by the threads, and hands out blocks of mc of
-  // C's columns (W's rows) by nc of its rows (X's) as threads ask: no bands, no X packed twice.
-  bool shared_x = false;
-  int mc = 1;
+  // SHARE_B (SHARE_W in the BLIS form's space, SHARE_X in the W-broadcast form's): the
+  // threads pack the kernel's B once together and take blocks of mc x nc (of C^T for the
+  // W-broadcast form) as they free up: no bands, nothing packed twice.
+  bool shares_b = false;
+  int mc = 1;  // the MC tunable, with shares_b
   double transposed_store_ns_per_element = 0;
   double transposed_readback_ns_per_element = 0;
 };

@@ -14,7 +14,7 @@ const std::vector<std::string>& feature_tunable_names() {
       "BM", "BN", "BK",         "WARPS_M", "WARPS_N",  "THREADS_M", "THREADS_N",    "TM", "TN",
       "WM", "WN", "STAGES",     "VEC",     "SPLITK",   "PRELOAD",   "MR",           "NR", "KC",
       "MC", "NC", "LOOP_ORDER", "PACK_A",  "PREFETCH", "UNROLL",    "PREFETCH_TILE",
-      "SHARE_X"};
+      "SHARE_X", "SHARE_W"};
   return names;
 }
 

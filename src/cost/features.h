@@ -46,6 +46,7 @@ enum class Feature : int {
   kTunableUnroll,
   kTunablePrefetchTile,
   kTunableShareX,
+  kTunableShareW,
   // Derived, defined for every template (GPU-only ones are NaN for x86 templates).
   kTileM,
   kTileN,

@@ -16,10 +16,10 @@
 //            M = 16, where packing B costs about as much as the FMAs, and at M = 2048, where it
 //            is noise; the dot-product form packs nothing, and the W-broadcast form, which
 //            computes C^T with its own split of it, packs only X (C's A), once per thread;
-//            With SHARE_X the W-broadcast form has no bands: the threads pack X together,
-//            once, and take blocks of MC rows of W by NC rows of X as they free up, the
-//            last ones in pieces; the busiest thread's share of them is that schedule
-//            played out, and it packs its share of X;
+//            With SHARE_B (SHARE_W of the BLIS form, SHARE_X of the W-broadcast form) there
+//            are no bands: the threads pack B together, once, and take blocks of MC x NC as
+//            they free up, the last ones in pieces; the busiest thread's share of them is
+//            that schedule played out, and it packs its share of B (and of A's blocks);
 //   memory   the operands from memory once, plus what the split makes the threads pack again
 //            (every row band packs all of its columns of B, every column band its rows of A),
 //            over the host's streaming bandwidth;
@@ -118,7 +118,7 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     p.bk = std::max(1, c.mk.get_or("KC", 1 << 30));
     p.packs_b = false;
     p.packs_a = true;
-    p.shared_x = c.mk.get_or("SHARE_X", 0) != 0;
+    p.shares_b = c.mk.get_or("SHARE_X", 0) != 0;
     p.mc = std::max(1, c.mk.get_or("MC", 1));
     p.edge_lanes = vector_lanes(c.mk.tmpl);
     p.transposed_store_ns_per_element = kTransposedStoreNsPerElement;
@@ -133,6 +133,8 @@ KernelProfile make_x86_profile(const KernelCandidate& c) {
     const bool dot = form == X86Form::kDot;
     p.packs_b = !dot && !c.weights_prepacked;  // constant weights come packed
     p.packs_a = !dot && c.mk.get_or("PACK_A", 1) != 0;
+    p.shares_b = !dot && c.mk.get_or("SHARE_W", 0) != 0;
+    p.mc = std::max(1, c.mk.get_or("MC", 1));
     p.edge_lanes = dot ? 0 : vector_lanes(c.mk.tmpl);
   }
   p.element_bytes = element_bytes(c.dtype);
@@ -160,15 +162,19 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   // The busiest thread's batch elements, and its region's tile rows and columns in each.
   double own_batches = double(shape.batch);
   int64_t own_m_tiles = m_tiles, own_n_tiles = n_tiles;
-  // SHARE_X's blocks (C's frame: nc of its rows by mc of its columns), handed out as threads
-  // free up; the busiest thread's share, in whole blocks and in X's rows it packs.
-  const bool shared = p.shared_x && threads > 1 && shape.batch < threads;
+  // SHARE_B's blocks, handed out as threads free up, the last ones in pieces along C's rows
+  // (thread_split_x86.h); the busiest thread's share of them. The W-broadcast form's blocks
+  // are C^T's: mc of C's columns (W's rows) by nc of its rows (X's).
+  const bool shared = p.shares_b && threads > 1 && shape.batch < threads;
   double shared_share = 1;
   if (shape.batch >= threads) {
     own_batches = double(ceil_div(shape.batch, threads));
   } else if (shared) {
     shared_share = shared_busiest_share(
-        dc_x86::shared_block_grid(long(shape.N), long(shape.M), p.mc, p.nc, p.tile_m, threads),
+        p.transposed ? dc_x86::shared_block_grid(long(shape.N), long(shape.M), p.mc, p.nc,
+                                                 threads, p.tile_m, /*split_rows=*/false)
+                     : dc_x86::shared_block_grid(long(shape.M), long(shape.N), p.mc, p.nc,
+                                                 threads, p.tile_m, /*split_rows=*/true),
         threads);
   } else {
     if (p.transposed)  // the kernel splits C^T: its row bands are C's column bands
@@ -187,15 +193,15 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   if (busiest_tiles > 0 && (p.packs_a || p.packs_b || p.transposed)) {
     const double k = double(shape.K);
     double packed = 0;  // elements
-    if (p.packs_b) packed += own_cols * k;
-    // The BLIS form packs its rows of A again for every NC block of its columns; the
-    // W-broadcast form's NC blocks its rows of X, each packed once, or with SHARE_X once by
-    // all threads together.
-    if (p.packs_a)
-      packed += shared ? own_rows * k / threads
-                       : own_rows * k *
-                             (p.transposed ? 1.0
-                                           : double(ceil_div(int64_t(own_cols), std::max(1, p.nc))));
+    // With SHARE_B the threads pack all of B together (W in the BLIS form), each its share.
+    if (p.packs_b) packed += shared ? own_cols * k / threads : own_cols * k;
+    // The BLIS form packs its rows of A again for every NC block of its columns (with
+    // SHARE_B every block its MC rows: all of A once per NC block, shared by the threads);
+    // the W-broadcast form's NC blocks its rows of X, each packed once, or with SHARE_X once
+    // by all threads together.
+    const double a_passes =
+        p.transposed ? 1.0 : double(ceil_div(int64_t(own_cols), std::max(1, p.nc)));
+    if (p.packs_a) packed += shared ? own_rows * k * a_passes / threads : own_rows * k * a_passes;
     packed *= own_batches;
     // The W-broadcast form's transposed stores: every tile element once per K block, the
     // first block's a plain write, the later ones a read back (in ns of one thread).
@@ -225,7 +231,8 @@ AnalyticTerms x86_analytic_terms(const KernelProfile& p, const GemmShape& shape,
   const double batch = double(shape.batch), m = double(shape.M), n = double(shape.N),
                k = double(shape.K);
   // The W-broadcast form streams its rows of W once per NC block of its rows of X (with
-  // SHARE_X, all of W once per NC block of all of X's rows).
+  // SHARE_X, all of W once per NC block of all of X's rows). Shared, the BLIS form reads each
+  // operand once: tm = tn = 1.
   const double w_passes =
       !p.transposed ? 1.0
       : shared      ? double(ceil_div(shape.M, std::max(1, p.nc)))

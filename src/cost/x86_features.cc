@@ -49,6 +49,8 @@ void set_x86_features(const KernelCandidate& c, KernelFeatures& f) {
   if (transposed) set(Feature::kTunablePrefetchTile, c.mk.get_or("PREFETCH_TILE", 0));
   // Likewise SHARE_X (X packed once for every worker, blocks handed out), 0 before it existed.
   if (transposed) set(Feature::kTunableShareX, c.mk.get_or("SHARE_X", 0));
+  // And the BLIS form's SHARE_W (W packed once for every worker).
+  if (form == X86Form::kBlis) set(Feature::kTunableShareW, c.mk.get_or("SHARE_W", 0));
   set(Feature::kOutputsPerThread, mr * nr);
   set(Feature::kThreadTileM, transposed ? nr : mr);
   set(Feature::kThreadTileN, transposed ? mr : nr);

@@ -6,7 +6,11 @@
 // any shape: MR x NR accumulators plus one row of B vectors and a broadcast must fit the 16 ymm
 // (AVX2) or 32 zmm (AVX-512) registers, MC is whole MR panels and NC whole NR panels. Cache
 // fit (KC x NR in L1, MC x KC in L2) is left to measurement and the cost model: a blocking
-// that spills a cache level is slow, not wrong.
+// that spills a cache level is slow, not wrong. SHARE_W = 1 packs W (the core's B) once for
+// every worker and hands out blocks of C instead of a band per worker, each packing its own
+// part of W (templates/x86/shared_b_x86.h); kernels of logs from before it had 0.
+#include <utility>
+
 #include "space/templates.h"
 #include "space/x86_space_rules.h"
 
@@ -38,10 +42,15 @@ TemplateSpace make_x86_space(const IsaShape& isa) {
       {"PACK_A", {0, 1}, 1, "pack A into MR panels (0: read rows in place)"},
       {"PREFETCH", {0, 4, 8, 16}, 0, "software prefetch distance in k steps (0: none)"},
       {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
+      x86_shared_b_tunable("SHARE_W", "W"),
   };
   s.chains = {{"BM", {"MC"}}, {"BN", {"NC"}}};
   s.constraints = x86_blis_core_constraints(isa.vector_floats, isa.registers, "B vectors");
   s.constraints.push_back(x86_one_worker_has_no_thread_grid());
+  for (Constraint& c : x86_shared_b_constraints("SHARE_W", "W"))
+    s.constraints.push_back(std::move(c));
+  // The default with W shared by the workers, so that the first round times it.
+  s.seeds = {{{"SHARE_W", 1}}};
   s.supports = [](const OpSpec& op) { return op.dtype == DType::kFloat32; };
   return s;
 }

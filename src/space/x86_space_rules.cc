@@ -36,6 +36,25 @@ Constraint x86_one_worker_has_no_thread_grid() {
           {"THREADS_M", "WORKERS"}};
 }
 
+Tunable x86_shared_b_tunable(const std::string& name, const std::string& operand) {
+  return {name, {0, 1}, 0,
+          "1: " + operand + " packed once for all workers, blocks handed out (0: bands)"};
+}
+
+std::vector<Constraint> x86_shared_b_constraints(const std::string& name,
+                                                 const std::string& operand) {
+  return {{operand + " shared by the workers has no thread bands (THREADS_M = 0)",
+           [name](const MicroKernel& mk, const SpaceContext&) {
+             return mk.get(name) == 0 || mk.get("THREADS_M") == 0;
+           },
+           {name, "THREADS_M"}},
+          {"one worker (WORKERS = 1) shares nothing (" + name + " = 0)",
+           [name](const MicroKernel& mk, const SpaceContext&) {
+             return mk.get("WORKERS") != 1 || mk.get(name) == 0;
+           },
+           {name, "WORKERS"}}};
+}
+
 int x86_kernel_workers(const MicroKernel& mk, int threads) {
   threads = std::max(1, threads);
   const int workers = mk.get_or("WORKERS", 0);

@@ -25,6 +25,14 @@ Tunable x86_workers_tunable();
 // A kernel on one worker has no thread grid: THREADS_M = 0 then (its other values would be
 // the same kernel again).
 Constraint x86_one_worker_has_no_thread_grid();
+// SHARE_B (templates/x86/shared_b_x86.h), named `name` in a form's space (SHARE_W in the
+// BLIS form's, SHARE_X in the W-broadcast form's): its B packed once by all workers, blocks
+// handed out. 0, the default, is what kernels logged before it ran, since a log's kernel is
+// completed with the space's defaults; seeds bring 1 in. Its rules: no thread bands with it
+// (THREADS_M would be the same kernel again), and none of it on one worker.
+Tunable x86_shared_b_tunable(const std::string& name, const std::string& operand);
+std::vector<Constraint> x86_shared_b_constraints(const std::string& name,
+                                                 const std::string& operand);
 // The threads a kernel of `mk` runs on when the runtime has `threads` (kernel_workers' rule;
 // kernels logged before WORKERS existed ran on all of them).
 int x86_kernel_workers(const MicroKernel& mk, int threads);

@@ -52,7 +52,7 @@ TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int reg
       x86_workers_tunable(),
       {"PREFETCH", {0, 4, 8, 16}, 8, "prefetch distance for X's panel and W's rows (0: none)"},
       {"PREFETCH_TILE", {0, 1}, 0, "1: prefetch the next tile's rows of W instead of this one's"},
-      {"SHARE_X", {0, 1}, 0, "1: X packed once for all workers, blocks handed out (0: bands)"},
+      x86_shared_b_tunable("SHARE_X", "X"),
       {"UNROLL", {1, 2, 4, 8}, 4, "k-loop unroll"},
   };
   s.chains = {{"BM", {"NC"}}, {"BN", {"MC"}}};  // C's frame: X's rows are C's rows
@@ -63,16 +63,8 @@ TemplateSpace make_x86_wbcast_space(const char* tmpl, int vector_floats, int reg
                              return mk.get("PREFETCH_TILE") == 0 || mk.get("PREFETCH") > 0;
                            },
                            {"PREFETCH", "PREFETCH_TILE"}});
-  s.constraints.push_back({"X shared by the workers has no thread bands (THREADS_M = 0)",
-                           [](const MicroKernel& mk, const SpaceContext&) {
-                             return mk.get("SHARE_X") == 0 || mk.get("THREADS_M") == 0;
-                           },
-                           {"SHARE_X", "THREADS_M"}});
-  s.constraints.push_back({"one worker (WORKERS = 1) shares nothing (SHARE_X = 0)",
-                           [](const MicroKernel& mk, const SpaceContext&) {
-                             return mk.get("WORKERS") != 1 || mk.get("SHARE_X") == 0;
-                           },
-                           {"SHARE_X", "WORKERS"}});
+  for (Constraint& c : x86_shared_b_constraints("SHARE_X", "X"))
+    s.constraints.push_back(std::move(c));
   // W must be K-contiguous ([N][K]) to be broadcast in place along K.
   s.supports = x86_b_rows_are_k_contiguous;
   s.seeds = std::move(seeds);

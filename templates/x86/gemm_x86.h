@@ -68,7 +68,7 @@ constexpr bool has_gelu(Epilogue e) { return e == Epilogue::kGelu || e == Epilog
 template <int MR_ = 6, int NR_ = 16, int KC_ = 256, int MC_ = 72, int NC_ = 3072,
           int LOOP_ORDER_ = 0, int THREADS_M_ = 0, int PACK_A_ = 1, int PREFETCH_ = 0,
           int UNROLL_ = 4, Isa ISA_ = Isa::kAvx2, int WORKERS_ = 0, int PREFETCH_TILE_ = 0,
-          int SHARE_X_ = 0>
+          int SHARE_B_ = 0>
 struct Params {
   static constexpr int MR = MR_, NR = NR_, KC = KC_, MC = MC_, NC = NC_;
   static constexpr int LOOP_ORDER = LOOP_ORDER_, THREADS_M = THREADS_M_, PACK_A = PACK_A_;
@@ -81,10 +81,11 @@ struct Params {
   // The W-broadcast form (A's rows read in place): 1 prefetches the next register tile's rows
   // of A instead of this tile's PREFETCH k steps ahead (register_tile_x86.h, accumulate).
   static constexpr int PREFETCH_TILE = PREFETCH_TILE_;
-  // The W-broadcast form on several workers: 1 packs X once into panels every worker reads,
-  // then hands out blocks of MC rows of W by NC rows of X (wbcast_x86.h); 0 cuts C^T into
-  // THREADS_M bands, each packing its own X. No effect elsewhere.
-  static constexpr int SHARE_X = SHARE_X_;
+  // On several workers, 1 packs the core's B once into panels every worker reads, then hands
+  // out blocks of MC x NC of C (shared_b_x86.h): W in the BLIS form, X in the W-broadcast
+  // form (whose space calls it SHARE_X). 0 cuts C into THREADS_M x tn bands, each packing
+  // its own B.
+  static constexpr int SHARE_B = SHARE_B_;
 };
 
 // The register tile of an edge panel: P's tile NR_USED columns wide (whole vectors, fewer than
@@ -138,7 +139,7 @@ struct CheckParams {
   static_assert(P::UNROLL >= 1 && P::UNROLL <= 16, "UNROLL in [1, 16]");
   static_assert(P::WORKERS >= 0, "WORKERS >= 0 (0: every worker of the runtime)");
   static_assert(P::PREFETCH_TILE == 0 || P::PREFETCH_TILE == 1, "PREFETCH_TILE is 0 or 1");
-  static_assert(P::SHARE_X == 0 || P::SHARE_X == 1, "SHARE_X is 0 or 1");
+  static_assert(P::SHARE_B == 0 || P::SHARE_B == 1, "SHARE_B is 0 or 1");
   static constexpr bool ok = true;
 };
 
@@ -192,6 +193,12 @@ struct Scratch {
   }
 };
 inline Scratch& thread_scratch() {
+  static thread_local Scratch scratch;
+  return scratch;
+}
+// The calling thread's panels of B shared with the other workers (shared_b_x86.h): apart from
+// thread_scratch, which the caller's own blocks grow (and so move) while the panels are read.
+inline Scratch& shared_scratch() {
   static thread_local Scratch scratch;
   return scratch;
 }
@@ -416,7 +423,7 @@ constexpr long prepacked_b_floats(long N, long K) {
   return round_up(N, P::NR) * K;
 }
 // prepack_b_columns packs only the panels of columns [j_begin, j_end) (j_begin on a panel
-// edge), so that workers can share the packing (wbcast_x86.h's SHARE_X).
+// edge), so that workers can share the packing (shared_b_x86.h).
 template <class P, class BOp>
 void prepack_b_columns(const BOp& B, long N, long K, long j_begin, long j_end, float* dst) {
   const long npad = round_up(N, P::NR);

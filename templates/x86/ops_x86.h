@@ -43,8 +43,8 @@
 //        one. GELU is the tanh form, computed as x / (1 + e^(-2u)) with a vector 2^t (~1e-7
 //        relative to the scalar formula).
 //   P    Params<MR, NR, KC, MC, NC, LOOP_ORDER, THREADS_M, PACK_A, PREFETCH, UNROLL, ISA,
-//        WORKERS, PREFETCH_TILE>, every argument defaulted (Params<> = 6,16,256,72,3072,0,0,1,0,4,
-//        kAvx2,0,0). Let W = 8 (kAvx2) or
+//        WORKERS, PREFETCH_TILE, SHARE_B>, every argument defaulted (Params<> =
+//        6,16,256,72,3072,0,0,1,0,4,kAvx2,0,0,0). Let W = 8 (kAvx2) or
 //        16 (kAvx512), R = 16 or 32 registers.
 //          MR          rows of the register tile, 1..32, and MR*(NR/W) + NR/W + 1 <= R
 //                      (AVX2: 6x16, 4x24, 3x32, 8x8, 14x8, 1x8 ...; AVX-512: 14x32, 6x64 ...)
@@ -67,6 +67,8 @@
 //          PREFETCH_TILE  run_wbcast with PREFETCH > 0: 1 prefetches the next register tile's
 //                      rows of W instead of this tile's PREFETCH k steps ahead; no effect
 //                      elsewhere
+//          SHARE_B     1: B packed once by all workers, blocks of MC x NC handed out
+//                      (shared_b_x86.h); 0: a band of C per worker, each packing its own B
 //        A Params that breaks a constraint fails to compile with a static_assert message.
 //   STATIC_N, STATIC_K   0 = read from args; else the compile-time N and K of the GEMM (for
 //        conv2d: N = filters, K = R*S*C). run returns 2 when args disagree with them.
@@ -84,13 +86,15 @@
 //
 // Threads: the output is tiled into tm x tn private regions (Params::THREADS_M) and handed to
 // rt->parallel_for as tm*tn tasks (batch_matmul with batch >= threads: runs of consecutive
-// batch elements, gemm_x86.h's task_grid). Each worker packs into its own thread_local
-// scratch; no panel is shared, so the only synchronisation is parallel_for's return.
+// batch elements, thread_split_x86.h's task_grid). Each worker packs into its own thread_local
+// scratch, so the only synchronisation is parallel_for's return. With SHARE_B = 1 the workers
+// pack B together instead and take blocks of C as they free up (shared_b_x86.h).
 #pragma once
 
 #include <type_traits>
 
 #include "gemm_x86.h"
+#include "shared_b_x86.h"
 
 namespace dc_x86 {
 
@@ -139,6 +143,9 @@ int launch(const DietcodeCpuRuntime* rt, const AOp& a, const BOp& b, const float
            long batch, long M, long N, long K, long stride_a, long stride_b, long stride_c) {
   if (M == 0 || N == 0 || batch == 0) return 0;
   const int threads = kernel_workers(rt, P::WORKERS);
+  if (shares_b<P, CT, BOp>(rt, threads, batch, c, CT ? M : N))
+    return run_shared_b<I, P, E, CT>(rt, threads, a, b, bias, c, batch, M, N, K, stride_a,
+                                     stride_b, stride_c);
   using Job = GemmJob<I, P, E, AOp, BOp, CT>;
   Job job{a, b, bias, c, M, N, K, CT ? M : N, stride_a, stride_b, stride_c, batch,
           task_grid(batch, threads, P::THREADS_M, M, N, K, P::MR, P::NR, P::NC)};

@@ -82,44 +82,48 @@ inline TaskRegion task_region(long t, const TaskGrid& g, long batch, long M, lon
   return r;
 }
 
-// SHARE_X's blocks (wbcast_x86.h): C^T's `rows` (rows of W) by `cols` (rows of X) cut into blocks
-// of mc x nc, handed out in X-major order as workers free up. The last `workers` blocks go out
-// in kTailPieces pieces each, cut along X's rows on whole NR panels. Why: with whole blocks
-// the workers finish up to a block apart, since the woken one starts tens of microseconds
-// late and a vCPU's speed drifts; at BERT's proj (N = 768, MC 168, NC 384) a block is a tenth
-// of the call. A piece reads the block's rows of W as the whole block does (its loops stream
-// them once per panel of X either way), and pieces along X write disjoint rows of C, so no
-// cache line of C is written by two workers at once.
+// The blocks of SHARE_B (shared_b_x86.h): the core's `rows` x `cols` cut into blocks of
+// mc x nc, handed out row-block-fastest as workers free up. The last `workers` blocks go out
+// in kTailPieces pieces each, cut on whole `unit`s along C's rows: the core's rows for the
+// BLIS form (unit MR), its columns for the W-broadcast form, which computes C^T (unit NR).
+// Why: with whole blocks the workers finish up to a block apart, since the woken one starts
+// tens of microseconds late and a vCPU's speed drifts; at BERT's proj (N = 768, MC 168, NC
+// 384) a block is a tenth of the call. Pieces along C's rows write disjoint rows of C, so no
+// cache line of C has two writers, and read the block's shared panels as the whole block does.
 constexpr int kTailPieces = 4;
 struct SharedBlockGrid {
-  long rows = 0, cols = 0, mc = 1, nc = 1, nr = 1;
+  long rows = 0, cols = 0, mc = 1, nc = 1;
+  long unit = 1;            // a piece's extent is whole units
+  bool split_rows = false;  // pieces cut the core's rows (else its columns)
   long row_blocks = 0, blocks = 0;
   long whole = 0;  // blocks handed out whole; the rest in kTailPieces pieces
   long tasks = 0;
 };
-inline SharedBlockGrid shared_block_grid(long rows, long cols, long mc, long nc, long nr,
-                                         int workers) {
+inline SharedBlockGrid shared_block_grid(long rows, long cols, long mc, long nc, int workers,
+                                         long unit, bool split_rows) {
   SharedBlockGrid g;
-  g.rows = rows, g.cols = cols, g.mc = mc, g.nc = nc, g.nr = nr;
+  g.rows = rows, g.cols = cols, g.mc = mc, g.nc = nc, g.unit = unit, g.split_rows = split_rows;
   g.row_blocks = ceil_div(rows, mc);
   g.blocks = g.row_blocks * ceil_div(cols, nc);
   g.whole = workers > 1 ? std::max<long>(0, g.blocks - workers) : g.blocks;
   g.tasks = g.whole + (g.blocks - g.whole) * kTailPieces;
   return g;
 }
-// Task t's rectangle of C^T: rows [m0, m1) of W by rows [n0, n1) of X (empty for a piece past
-// the edge of a narrow last block).
+// Task t's rectangle of the core's output: rows [m0, m1) by columns [n0, n1) (empty for a
+// piece past the edge of a small last block).
 inline void shared_block(const SharedBlockGrid& g, long t, long* m0, long* m1, long* n0, long* n1) {
   const long block = t < g.whole ? t : g.whole + (t - g.whole) / kTailPieces;
   *m0 = block % g.row_blocks * g.mc;
   *m1 = std::min(g.rows, *m0 + g.mc);
-  const long c0 = block / g.row_blocks * g.nc, c1 = std::min(g.cols, c0 + g.nc);
-  if (t < g.whole) {
-    *n0 = c0, *n1 = c1;
-  } else {
-    band(c1 - c0, kTailPieces, int((t - g.whole) % kTailPieces), g.nr, n0, n1);
-    *n0 += c0, *n1 += c0;
-  }
+  *n0 = block / g.row_blocks * g.nc;
+  *n1 = std::min(g.cols, *n0 + g.nc);
+  if (t < g.whole) return;
+  const int piece = int((t - g.whole) % kTailPieces);
+  long* lo = g.split_rows ? m0 : n0;
+  long* hi = g.split_rows ? m1 : n1;
+  const long base = *lo;
+  band(*hi - base, kTailPieces, piece, g.unit, lo, hi);
+  *lo += base, *hi += base;
 }
 
 }  // namespace dc_x86

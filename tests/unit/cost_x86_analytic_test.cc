@@ -114,6 +114,22 @@ TEST(CostX86Analytic, SharedXsBusiestThreadPlaysOutTheScheduleWithItsPieces) {
   EXPECT_NEAR(terms(x86("x86_avx2_wbcast_f32", shared), 24, 168, 768).split_balance, 0.5, 1e-9);
 }
 
+// SHARE_W in the BLIS form: the threads pack all of W once together and every block packs its
+// rows of A once, so at M = 2048, N = 2304 each of 2 threads packs half of W (1152 of its 2304
+// columns) and half of A's 2052 padded rows, where the 1 x 2 bands pack 1152 columns and all
+// 2052 rows each. Blocks of 96 rows of A (22 of them) over all of N: the last two in pieces of
+// 24 rows, which even out to within a piece.
+TEST(CostX86Analytic, SharedWPacksEachOperandOnceAcrossTheThreads) {
+  std::map<std::string, int> shared = kBlis;
+  shared["SHARE_W"] = 1;
+  const AnalyticTerms banded = terms(x86("x86_avx512_f32", kBlis), 2048, 2304, 768);
+  const AnalyticTerms t = terms(x86("x86_avx512_f32", shared), 2048, 2304, 768);
+  EXPECT_NEAR(banded.thread_packed_elements, (1152.0 + 2052) * 768, 1e-6);
+  EXPECT_NEAR(t.thread_packed_elements, (2304.0 + 2052) * 768 / 2, 1e-6);
+  EXPECT_GT(t.split_balance, 0.98);
+  EXPECT_GT(t.balance, banded.balance);
+}
+
 // The last panel along the vector dimension runs an edge tile of whole vectors, not the whole
 // tile: N for the BLIS form, C's M for the W-broadcast form. Along the other dimension, and in
 // the dot-product form, the padding is still to whole tiles.

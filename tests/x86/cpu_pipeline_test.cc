@@ -231,6 +231,34 @@ TEST_F(CpuPipeline, SharedXIsWrittenOnlyWhenSetAndTakesNoBands) {
   EXPECT_TRUE(s.is_valid(mk, &why)) << why;
 }
 
+// SHARE_W, the BLIS form's SHARE_B (W packed once for every worker), likewise: written only
+// when set, 0 by default, seeded, no bands and not on one worker.
+TEST_F(CpuPipeline, SharedWIsWrittenOnlyWhenSetAndTakesNoBands) {
+  const OpSpec& op = workload_.ops[0];
+  SearchSpace s = first_op_space(x86_avx2_f32_space());
+  MicroKernel mk = x86_avx2_f32_space().defaults();
+  EXPECT_EQ(mk.get("SHARE_W"), 0);
+  std::string why;
+  int seeded = 0;
+  for (const MicroKernel& k : x86_avx2_f32_space().starting_kernels())
+    seeded += k.get("SHARE_W") == 1 && s.is_valid(k, &why);
+  EXPECT_GE(seeded, 1);
+  const GeneratedKernel banded = generate_kernel(op, mk);
+  EXPECT_NE(banded.source.find("dc_x86::Isa::kAvx2, 0>, 97, 131>"), std::string::npos);
+  mk.params["SHARE_W"] = 1;
+  EXPECT_TRUE(s.is_valid(mk, &why)) << why;
+  const GeneratedKernel shared = generate_kernel(op, mk);
+  EXPECT_NE(shared.source.find("dc_x86::Isa::kAvx2, 0, 0, 1>, 97, 131>"), std::string::npos);
+  EXPECT_NE(banded.plan.entry, shared.plan.entry);
+  mk.params["THREADS_M"] = 2;
+  EXPECT_FALSE(s.is_valid(mk, &why));
+  EXPECT_NE(why.find("no thread bands"), std::string::npos) << why;
+  mk.params["THREADS_M"] = 0;
+  mk.params["WORKERS"] = 1;
+  EXPECT_FALSE(s.is_valid(mk, &why));
+  EXPECT_NE(why.find("shares nothing"), std::string::npos) << why;
+}
+
 // The AVX2 form's other seed is oneDNN's AVX2 sgemm tile, 4 rows of W by 24 of X (three
 // vectors), valid for BERT's dense ops and timed in the first rounds with the 6 x 16 default.
 TEST_F(CpuPipeline, TheWbcastFormIsSeededWithTheVendorsAvx2Tile) {

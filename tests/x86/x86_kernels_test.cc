@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 #include <utility>
 
 #include "x86/ops_x86.h"
@@ -55,10 +56,8 @@ std::vector<int> epilogues_for(Op op) {
 
 // Checks one parameter set on every op with the serial runtime and a pool of `threads`.
 template <class P>
-void check_params(int threads) {
+void check_params_on(const DietcodeCpuRuntime& serial, const DietcodeCpuRuntime& pooled) {
   const Tiles tiles{P::MR, P::NR, P::KC, P::MC, P::NC};
-  dc_x86::SimpleThreadPool pool(threads);
-  const DietcodeCpuRuntime serial = dc_x86::serial_runtime(), pooled = pool.runtime();
   int failures = 0;
   for (Op op : {Op::kDense, Op::kDenseKN, Op::kBmmNN, Op::kBmmTN, Op::kBmmNT, Op::kBmmTT, Op::kConv2d}) {
     const std::vector<Problem> shapes = op == Op::kConv2d ? conv_shapes() : gemm_shapes(op, tiles);
@@ -72,6 +71,11 @@ void check_params(int threads) {
         }
     }
   }
+}
+template <class P>
+void check_params(int threads) {
+  dc_x86::SimpleThreadPool pool(threads);
+  check_params_on<P>(dc_x86::serial_runtime(), pool.runtime());
 }
 
 TEST(X86Kernels, DotForm4x2) { check_dot<dc_x86::DotParams<4, 2, 256, 1, 2>>(3); }
@@ -134,6 +138,24 @@ TEST(X86Kernels, WbcastFormSharedXInAnyOrder) {
                     &reversed);
 }
 
+// SHARE_B in the BLIS form (SHARE_W of its space): W packed once for every worker, blocks of
+// MC x NC handed out, the last ones in pieces along C's rows. Every op kind: dense and conv2d
+// share their one B; batch_matmul shares each element's in turn on 3 workers and takes runs
+// of elements on 2. A packed per block and read in place (conv2d's runs), both loop orders,
+// an odd K block, blocks so small that every shape has many.
+TEST(X86Kernels, BlisFormSharedW) {
+  using I = dc_x86::Isa;
+  check_params<Params<6, 16, 64, 12, 48, 0, 0, 1, 4, 3, I::kAvx2, 0, 0, 1>>(2);
+  check_params<Params<4, 24, 17, 8, 24, 1, 0, 0, 0, 2, I::kAvx2, 0, 0, 1>>(3);
+}
+TEST(X86Kernels, BlisFormSharedWInAnyOrder) {
+  DietcodeCpuRuntime reversed{};
+  reversed.threads = 4;
+  reversed.parallel_for = &reversed_parallel_for;
+  check_params_on<Params<6, 16, 24, 12, 32, 0, 0, 1, 0, 2, dc_x86::Isa::kAvx2, 0, 0, 1>>(
+      dc_x86::serial_runtime(), reversed);
+}
+
 TEST(X86Kernels, WbcastFormRefusesOpsWhoseBIsNotRowsOfK) {
   DietcodeArgs a{};
   const DietcodeCpuRuntime rt = dc_x86::serial_runtime();
@@ -180,6 +202,10 @@ TEST(X86Kernels, COffsetsWithinALineNr24Prefetch) {
 }
 TEST(X86Kernels, COffsetsWithinALineNr8ThreadsM) {
   check_c_offsets<Params<14, 8, 32, 28, 16, 0, 3, 1, 8, 2>>(2);
+}
+// SHARE_B: a C on cache lines shares W; one off them takes the bands and their strip.
+TEST(X86Kernels, COffsetsWithinALineSharedW) {
+  check_c_offsets<Params<6, 16, 64, 12, 48, 0, 0, 1, 4, 3, dc_x86::Isa::kAvx2, 0, 0, 1>>(2);
 }
 
 TEST(X86Kernels, StaticDimsAgreeAndMismatchReturns2) {
@@ -335,6 +361,10 @@ TEST(X86Kernels, PrepackedBDefaults) { check_prepacked<Params<>>(3); }
 TEST(X86Kernels, PrepackedBDirectALoop1) { check_prepacked<Params<4, 24, 64, 8, 48, 1, 0, 0, 2, 3>>(2); }
 TEST(X86Kernels, PrepackedBOddKcSmallNc) { check_prepacked<Params<2, 32, 17, 8, 64, 1, 2, 0, 0, 5>>(2); }
 TEST(X86Kernels, PrepackedBTinyBlocks) { check_prepacked<Params<3, 8, 5, 3, 16, 0, 0, 1, 0, 1>>(3); }
+// SHARE_B with weights packed ahead: no packing phase, the blocks read the caller's panels.
+TEST(X86Kernels, PrepackedBSharedW) {
+  check_prepacked<Params<6, 16, 64, 12, 48, 0, 0, 1, 4, 3, dc_x86::Isa::kAvx2, 0, 0, 1>>(3);
+}
 
 TEST(X86Kernels, PrepackedBSizeIsWholePanelsTimesK) {
   using P = Params<6, 16, 100>;
@@ -367,40 +397,49 @@ TEST(X86Kernels, TaskGridCoversEveryBatchElementOnceInRuns) {
     }
 }
 
-// SHARE_X's schedule: every element of C^T in exactly one task; blocks of MC x NC handed out
-// whole but for the last `workers`, which go out in kTailPieces pieces cut on whole NR panels
-// of X's rows (so two workers never write one row of C).
-TEST(X86Kernels, SharedBlocksCoverCOnceAndSplitTheLastBlocksOnPanels) {
+// SHARE_B's schedule: every element of the core's output in exactly one task; blocks of MC x NC
+// handed out whole but for the last `workers`, which go out in kTailPieces pieces cut on whole
+// units along C's rows: the core's rows (the BLIS form) or its columns (C^T, the W-broadcast
+// form), so that two workers never write one row of C.
+TEST(X86Kernels, SharedBlocksCoverCOnceAndSplitTheLastBlocksAlongCsRows) {
   constexpr int kPieces = dc_x86::kTailPieces;
-  for (int workers = 1; workers <= 5; ++workers)
-    for (long rows : {1L, 7L, 96L, 768L})
-      for (long cols : {1L, 24L, 100L, 768L}) {
-        const long mc = 24, nc = 48, nr = 8;
-        const dc_x86::SharedBlockGrid g =
-            dc_x86::shared_block_grid(rows, cols, mc, nc, nr, workers);
-        const long blocks = dc_x86::ceil_div(rows, mc) * dc_x86::ceil_div(cols, nc);
-        const long split = workers > 1 ? std::min<long>(blocks, workers) : 0;
-        ASSERT_EQ(g.tasks, blocks - split + split * kPieces);
-        std::vector<int> seen(size_t(rows * cols), 0);
-        for (long t = 0; t < g.tasks; ++t) {
-          long m0, m1, n0, n1;
-          dc_x86::shared_block(g, t, &m0, &m1, &n0, &n1);
-          ASSERT_TRUE(0 <= m0 && m0 <= m1 && m1 <= rows && 0 <= n0 && n0 <= n1 && n1 <= cols);
-          EXPECT_EQ(m0 % mc, 0);
-          if (t < blocks - split) {
-            EXPECT_EQ(n0 % nc, 0);
-            EXPECT_EQ(n1 - n0, std::min(nc, cols - n0));
-          } else {
-            EXPECT_EQ(n0 % nr, 0) << "a piece starts on a panel of X";
-            EXPECT_LE(n1 - n0, dc_x86::round_up(nc / kPieces, nr));
+  const long mc = 24, nc = 48;
+  for (bool split_rows : {false, true})
+    for (int workers = 1; workers <= 5; ++workers)
+      for (long rows : {1L, 7L, 96L, 768L})
+        for (long cols : {1L, 24L, 100L, 768L}) {
+          const long unit = split_rows ? 6 : 8;
+          const dc_x86::SharedBlockGrid g =
+              dc_x86::shared_block_grid(rows, cols, mc, nc, workers, unit, split_rows);
+          const long blocks = dc_x86::ceil_div(rows, mc) * dc_x86::ceil_div(cols, nc);
+          const long split = workers > 1 ? std::min<long>(blocks, workers) : 0;
+          ASSERT_EQ(g.tasks, blocks - split + split * kPieces);
+          std::vector<int> seen(size_t(rows * cols), 0);
+          for (long t = 0; t < g.tasks; ++t) {
+            long m0, m1, n0, n1;
+            dc_x86::shared_block(g, t, &m0, &m1, &n0, &n1);
+            ASSERT_TRUE(0 <= m0 && m0 <= m1 && m1 <= rows && 0 <= n0 && n0 <= n1 && n1 <= cols);
+            if (t < blocks - split) {
+              EXPECT_EQ(m0 % mc, 0);
+              EXPECT_EQ(n0 % nc, 0);
+              EXPECT_EQ(m1 - m0, std::min(mc, rows - m0));
+              EXPECT_EQ(n1 - n0, std::min(nc, cols - n0));
+            } else if (split_rows) {
+              EXPECT_EQ(n0 % nc, 0);
+              EXPECT_EQ(m0 % unit, 0) << "a piece starts on a unit";
+              EXPECT_LE(m1 - m0, dc_x86::round_up(dc_x86::ceil_div(mc, kPieces), unit));
+            } else {
+              EXPECT_EQ(m0 % mc, 0);
+              EXPECT_EQ(n0 % unit, 0) << "a piece starts on a unit";
+              EXPECT_LE(n1 - n0, dc_x86::round_up(dc_x86::ceil_div(nc, kPieces), unit));
+            }
+            for (long i = m0; i < m1; ++i)
+              for (long j = n0; j < n1; ++j) ++seen[size_t(i * cols + j)];
           }
-          for (long i = m0; i < m1; ++i)
-            for (long j = n0; j < n1; ++j) ++seen[size_t(i * cols + j)];
+          for (size_t e = 0; e < seen.size(); ++e)
+            ASSERT_EQ(seen[e], 1) << rows << " x " << cols << ", workers " << workers
+                                  << ", split_rows " << split_rows << ", element " << e;
         }
-        for (size_t e = 0; e < seen.size(); ++e)
-          ASSERT_EQ(seen[e], 1) << rows << " x " << cols << ", workers " << workers << ", element "
-                                << e;
-      }
 }
 
 // A pool that counts the parallel_for calls it is asked for, to see which kernels wake it.
@@ -454,6 +493,39 @@ TEST(X86Kernels, OneWorkerRunsOnTheCallerAlone) {
         EXPECT_GT(counting.calls, 0) << name << " ran alone with WORKERS = 0";
     }
   }
+}
+
+// SHARE_B wakes the pool twice per batch element shared, to pack B together and then for the
+// blocks; bands wake it once. batch_matmul with as many elements as workers takes whole
+// elements instead, and so does a C whose rows start on cache lines alike but not at its
+// first column, where the bands lay their tiles from the first aligned column.
+TEST(X86Kernels, SharedWPacksTogetherThenHandsOutBlocks) {
+  using Shared = Params<6, 16, 32, 12, 32, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx2, 0, 0, 1>;
+  using Banded = Params<6, 16, 32, 12, 32, 0, 0, 1, 0, 4, dc_x86::Isa::kAvx2, 0, 0, 0>;
+  CountingPool counting(3);
+  const DietcodeCpuRuntime rt = counting.runtime();
+  const std::vector<std::tuple<const char*, DietcodeCpuKernelFn, Problem, int>> runs = {
+      {"shared dense", Kernels<Shared>::get(Op::kDense, 5), gemm(Op::kDense, 61, 75, 90, 1, 0), 2},
+      {"banded dense", Kernels<Banded>::get(Op::kDense, 5), gemm(Op::kDense, 61, 75, 90, 1, 0), 1},
+      {"shared batch_matmul, 2 elements", Kernels<Shared>::get(Op::kBmmNN, 5),
+       gemm(Op::kBmmNN, 29, 45, 70, 2, 11), 4},
+      {"shared batch_matmul, 3 elements", Kernels<Shared>::get(Op::kBmmNN, 5),
+       gemm(Op::kBmmNN, 29, 45, 70, 3, 11), 1},
+  };
+  for (const auto& [name, fn, problem, calls] : runs) {
+    Case c(problem);
+    counting.calls = 0;
+    EXPECT_EQ(c.run_and_check(fn, 5, &rt), "") << name;
+    EXPECT_EQ(counting.calls, calls) << name;
+  }
+  alignas(64) static float lines[64 * 4];
+  using dc_x86::BMatrixNK;
+  EXPECT_TRUE((dc_x86::detail::shares_b<Shared, false, BMatrixNK>(&rt, 3, 1, lines, 64)));
+  EXPECT_FALSE((dc_x86::detail::shares_b<Shared, false, BMatrixNK>(&rt, 3, 1, lines + 4, 64)));
+  EXPECT_TRUE((dc_x86::detail::shares_b<Shared, false, BMatrixNK>(&rt, 3, 1, lines + 4, 60)));
+  EXPECT_TRUE((dc_x86::detail::shares_b<Shared, true, BMatrixNK>(&rt, 3, 1, lines + 4, 64)));
+  EXPECT_FALSE((dc_x86::detail::shares_b<Banded, false, BMatrixNK>(&rt, 3, 1, lines, 64)));
+  EXPECT_FALSE((dc_x86::detail::shares_b<Shared, false, BMatrixNK>(&rt, 1, 1, lines, 64)));
 }
 
 // GELU's exponential: 2^t within 2e-7 relative over the whole clamped range, and clamped
