@@ -27,7 +27,8 @@
 //   split_threads  how rt->threads workers tile C: tm row bands x tn column bands, each a
 //                  private region (no shared panels, no barrier but the parallel_for's return);
 //                  with the task grid, in thread_split_x86.h (plain C++, which the cost
-//                  model includes too).
+//                  model includes too). With Params::SHARE_B the workers pack B together
+//                  and take blocks of C instead (shared_b_x86.h).
 //
 // Everything is a template on the traits (Avx2, Avx512) and on Params, so a translation unit can
 // hold many candidates; nothing here has external state except the per-thread Scratch.

@@ -43,6 +43,8 @@ class CpuPipeline : public ::testing::Test {
  protected:
   void SetUp() override { workload_ = parse_workload(kWorkload, "cpu_pipeline.json"); }
 
+  // SHARE_B's tunable `name` in `space`, as the tests below say.
+  void expect_shared_b_tunable(const TemplateSpace& space, const std::string& name, int seeds);
   // `space` over the first op, whose largest shape is 39 x 97 x 131 (the CPU spaces read no
   // GPU limits).
   SearchSpace first_op_space(const TemplateSpace& space) {
@@ -194,32 +196,30 @@ TEST_F(CpuPipeline, NextTilePrefetchIsWrittenOnlyWhenSet) {
   EXPECT_TRUE(seeded);
 }
 
-// SHARE_X (the W-broadcast form's, X packed once for every worker) is the Params' argument
-// after PREFETCH_TILE, written only when set, so kernels logged before it keep their entries.
-// Its default is 0, what those kernels ran, and seeds bring 1 into the first round; bands
-// (THREADS_M) and one worker go without it.
-TEST_F(CpuPipeline, SharedXIsWrittenOnlyWhenSetAndTakesNoBands) {
+// SHARE_B under its space's name (SHARE_X in the W-broadcast form's, SHARE_W in the BLIS
+// form's) is the Params' argument after PREFETCH_TILE, written only when set, so kernels
+// logged before it keep their entries. Its default is 0, what those kernels ran, and seeds
+// bring 1 into the first round (at least `seeds` of them); bands (THREADS_M) and one worker
+// go without it.
+void CpuPipeline::expect_shared_b_tunable(const TemplateSpace& space, const std::string& name,
+                                          int seeds) {
   const OpSpec& op = workload_.ops[0];
-  SearchSpace s = first_op_space(x86_avx2_wbcast_f32_space());
-  MicroKernel mk = x86_avx2_wbcast_f32_space().defaults();
-  EXPECT_EQ(mk.get("SHARE_X"), 0);
+  SearchSpace s = first_op_space(space);
+  MicroKernel mk = space.defaults();
+  EXPECT_EQ(mk.get(name), 0);
   std::string why;
   int seeded = 0;
-  for (const MicroKernel& k : x86_avx2_wbcast_f32_space().starting_kernels())
-    seeded += k.get("SHARE_X") == 1 && s.is_valid(k, &why);
-  EXPECT_GE(seeded, 2);
-  mk.params["SHARE_X"] = 1;
+  for (const MicroKernel& k : space.starting_kernels()) seeded += k.get(name) == 1 && s.is_valid(k, &why);
+  EXPECT_GE(seeded, seeds) << name;
+  mk.params[name] = 1;
   EXPECT_TRUE(s.is_valid(mk, &why)) << why;
   const GeneratedKernel shared = generate_kernel(op, mk);
   EXPECT_NE(shared.source.find("dc_x86::Isa::kAvx2, 0, 0, 1>, 97, 131>"), std::string::npos);
   MicroKernel logged_before = mk;
-  logged_before.params.erase("SHARE_X");
+  logged_before.params.erase(name);
   const GeneratedKernel banded = generate_kernel(op, logged_before);
   EXPECT_NE(banded.source.find("dc_x86::Isa::kAvx2, 0>, 97, 131>"), std::string::npos);
   EXPECT_NE(banded.plan.entry, shared.plan.entry);
-  mk.params["PREFETCH_TILE"] = 1;
-  EXPECT_NE(generate_kernel(op, mk).source.find("dc_x86::Isa::kAvx2, 0, 1, 1>, 97, 131>"),
-            std::string::npos);
   mk.params["THREADS_M"] = 2;
   EXPECT_FALSE(s.is_valid(mk, &why));
   EXPECT_NE(why.find("no thread bands"), std::string::npos) << why;
@@ -227,36 +227,22 @@ TEST_F(CpuPipeline, SharedXIsWrittenOnlyWhenSetAndTakesNoBands) {
   mk.params["WORKERS"] = 1;
   EXPECT_FALSE(s.is_valid(mk, &why));
   EXPECT_NE(why.find("shares nothing"), std::string::npos) << why;
-  mk.params["SHARE_X"] = 0;
+  mk.params[name] = 0;
   EXPECT_TRUE(s.is_valid(mk, &why)) << why;
 }
 
-// SHARE_W, the BLIS form's SHARE_B (W packed once for every worker), likewise: written only
-// when set, 0 by default, seeded, no bands and not on one worker.
+TEST_F(CpuPipeline, SharedXIsWrittenOnlyWhenSetAndTakesNoBands) {
+  expect_shared_b_tunable(x86_avx2_wbcast_f32_space(), "SHARE_X", 2);
+  // With PREFETCH_TILE, which comes before it.
+  MicroKernel mk = x86_avx2_wbcast_f32_space().defaults();
+  mk.params["SHARE_X"] = 1;
+  mk.params["PREFETCH_TILE"] = 1;
+  EXPECT_NE(generate_kernel(workload_.ops[0], mk).source.find("dc_x86::Isa::kAvx2, 0, 1, 1>, 97, 131>"),
+            std::string::npos);
+}
+
 TEST_F(CpuPipeline, SharedWIsWrittenOnlyWhenSetAndTakesNoBands) {
-  const OpSpec& op = workload_.ops[0];
-  SearchSpace s = first_op_space(x86_avx2_f32_space());
-  MicroKernel mk = x86_avx2_f32_space().defaults();
-  EXPECT_EQ(mk.get("SHARE_W"), 0);
-  std::string why;
-  int seeded = 0;
-  for (const MicroKernel& k : x86_avx2_f32_space().starting_kernels())
-    seeded += k.get("SHARE_W") == 1 && s.is_valid(k, &why);
-  EXPECT_GE(seeded, 1);
-  const GeneratedKernel banded = generate_kernel(op, mk);
-  EXPECT_NE(banded.source.find("dc_x86::Isa::kAvx2, 0>, 97, 131>"), std::string::npos);
-  mk.params["SHARE_W"] = 1;
-  EXPECT_TRUE(s.is_valid(mk, &why)) << why;
-  const GeneratedKernel shared = generate_kernel(op, mk);
-  EXPECT_NE(shared.source.find("dc_x86::Isa::kAvx2, 0, 0, 1>, 97, 131>"), std::string::npos);
-  EXPECT_NE(banded.plan.entry, shared.plan.entry);
-  mk.params["THREADS_M"] = 2;
-  EXPECT_FALSE(s.is_valid(mk, &why));
-  EXPECT_NE(why.find("no thread bands"), std::string::npos) << why;
-  mk.params["THREADS_M"] = 0;
-  mk.params["WORKERS"] = 1;
-  EXPECT_FALSE(s.is_valid(mk, &why));
-  EXPECT_NE(why.find("shares nothing"), std::string::npos) << why;
+  expect_shared_b_tunable(x86_avx2_f32_space(), "SHARE_W", 1);
 }
 
 // The AVX2 form's other seed is oneDNN's AVX2 sgemm tile, 4 rows of W by 24 of X (three
