@@ -53,7 +53,7 @@ static double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   const int rounds = atoi(argv[1]);
-  const long M = atol(argv[2]), N = atol(argv[3]), K = 768;
+  const long M = atol(argv[2]), N = atol(argv[3]), K = getenv("K") ? atol(getenv("K")) : 768;
   std::vector<std::string> names;
   std::vector<Fn> fns;
   const std::string libs = getenv("LIBS");
