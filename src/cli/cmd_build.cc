@@ -43,6 +43,7 @@ struct BuildOptions {
   int max_kernels = 16;
   int max_depth = 10;
   double tie_within_pct = 1.0;
+  double timing_noise_pct = -1;  // < 0: as the log's runoffs measured it
   bool allow_simulated = false;
   int jobs = 0;
   bool json = false;
@@ -128,6 +129,8 @@ nlohmann::json report_json(const PackBuildReport& r) {
           {"kernel_objects_reused", r.files.kernel_objects_reused},
           {"runtime_object_cached", r.files.runtime_object_cached},
           {"total_seconds", r.total_seconds},
+          {"timing_noise", r.timing_noise},
+          {"timing_noise_from", r.timing_noise_from},
           {"ops", ops}};
 }
 
@@ -137,6 +140,12 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
   for (const OpBuildReport& op : r.ops) w = std::max(w, int(op.op.size()));
   std::printf("%-*s %10s %9s %7s %6s %5s  %s\n", w, "op", "candidates", "instances", "kernels",
               "leaves", "depth", "time lost (weighted mean, max)");
+  if (r.timing_noise > 0)
+    std::printf("timing noise %.1f%% of a time (%s): a kernel or a split is kept only for a gain "
+                "beyond twice its noise\n",
+                100 * r.timing_noise, r.timing_noise_from.c_str());
+  else if (!r.timing_noise_from.empty())
+    std::printf("timing noise: %s\n", r.timing_noise_from.c_str());
   bool untuned = false;
   auto lost = [](const OpBuildReport& op, const DispatcherReport& d) {
     return op.tuned ? fmt::format("{:.3f} us ({:.2f}%), max {:.3f} us", d.quality.mean_regret_us,
@@ -233,6 +242,9 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
     throw UserError("--tie-within: expected a percentage in [0, 100), got " +
                     fmt::format("{}", o.tie_within_pct));
   options.tree.tie_fraction = o.tie_within_pct / 100.0;
+  if (o.timing_noise_pct >= 100)
+    throw UserError("--timing-noise: expected a percentage in [0, 100), got " +
+                    fmt::format("{}", o.timing_noise_pct));
   options.jobs = o.jobs;
   options.write.keep_build_dir = o.keep_build_dir;
   bool chatty = !global.quiet && !o.json;
@@ -248,6 +260,18 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
                    : from_log && from_log->target() ? *from_log->target()
                                                     : Target::kCuda;
   std::unique_ptr<ChoicesProvider> fallback = make_default_choices(options.target);
+  // The timing noise the trees allow for: asked for, else what the log's runoffs measured,
+  // else none (a log without runoffs, or an untuned pack).
+  std::optional<TimingNoise> measured = from_log ? from_log->timing_noise() : std::nullopt;
+  std::string noise_from =
+      from_log ? "none measured (the log has no runoff), times taken as exact" : "";
+  if (o.timing_noise_pct >= 0) {
+    options.tree.timing_noise = o.timing_noise_pct / 100.0;
+    noise_from = o.timing_noise_pct > 0 ? "--timing-noise" : "--timing-noise 0, times taken as exact";
+  } else if (measured) {
+    options.tree.timing_noise = measured->sd;
+    noise_from = fmt::format("measured on {} runoff re-timings in the log", measured->pairs);
+  }
   ChoicesProvider& choices = from_log ? *from_log : *fallback;
   if (!o.archs.empty()) {
     options.archs = parse_archs(o.archs, options.target);
@@ -271,6 +295,8 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
   if (!compiler.cxx.empty()) options.write.cxx = compiler.cxx;
   PackBuildReport report =
       build_pack(workload, choices, *fallback, *compiler.kernels, output, options);
+  report.timing_noise = options.tree.timing_noise;
+  report.timing_noise_from = noise_from;
   warnings.insert(warnings.end(), report.warnings.begin(), report.warnings.end());
   if (!global.quiet)
     for (const std::string& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
@@ -315,6 +341,11 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
                   "tied with it: no kernel is kept, and no split made, for a smaller gain, which "
                   "timing noise could have decided (0: keep every gain)")
       ->default_str("1");
+  cmd->add_option("--timing-noise", opts->timing_noise_pct,
+                  "The relative standard deviation of one timing in the log, in percent: a "
+                  "kernel is kept, and a split made, only for a gain beyond twice the noise of "
+                  "that gain (0: take the times as exact)")
+      ->default_str("as the log's runoffs measured it");
   cmd->add_flag("--allow-simulated", opts->allow_simulated,
                 "Accept a log from a simulated device (a test double: its numbers are not "
                 "GPU measurements)");

@@ -42,6 +42,13 @@ struct TreeFitOptions {
   // less than the timing noise: without it the fit keeps a kernel, and grows a leaf, for each
   // such coin toss, and the pack runs kernels that won once by chance.
   double tie_fraction = 0.0;
+  // The timing noise: the relative standard deviation of one measured latency (0.045: 4.5%);
+  // 0 takes the times as exact. With it, a kernel joins the subset, and a split is made, only
+  // where the time it saves is more than twice the noise of that saving, summed over the
+  // instances whose kernel it changes. On a noisy host a kernel that wins one or two instances
+  // by a few percent won by chance about as often as not; many instances agreeing are
+  // stronger evidence, so a kernel better over a whole range still gets its leaf.
+  double timing_noise = 0.0;
 };
 
 struct LeafStats {
@@ -120,10 +127,12 @@ TreeQuality evaluate_tree(const DecisionTree& tree, const std::vector<TreeSample
 
 // Greedy forward selection (then single swaps) of at most max_kernels kernels minimising the
 // weighted regret of picking, per instance, the best kernel of the subset (latencies within
-// tie_fraction of the best count as the best: TreeFitOptions). Returns ascending indices.
-// Throws UserError when no subset of that size has a time on every instance.
+// tie_fraction of the best count as the best; a kernel joins only for a saving beyond the
+// timing noise: TreeFitOptions). Returns ascending indices. Throws UserError when no subset of
+// that size has a time on every instance.
 std::vector<int> choose_kernel_subset(const std::vector<TreeSample>& samples, int n_kernels,
-                                      int max_kernels, double tie_fraction = 0.0);
+                                      int max_kernels, double tie_fraction = 0.0,
+                                      double timing_noise = 0.0);
 
 // Fits the dispatcher. Samples must have distinct value tuples, one value per variable, and at
 // least one measured or predicted latency each. Leaf kernels index the candidate list.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "dispatch/decision_tree.h"
+#include "search/runoff.h"
 #include "space/micro_kernel.h"
 #include "space/target.h"
 #include "workload/workload.h"
@@ -36,9 +37,12 @@ class ChoicesProvider {
   virtual OpChoices choices(const Workload& workload, const OpSpec& op) = 0;
   // The target every candidate is for (the templates' Target), when the provider knows one.
   virtual std::optional<Target> target() const { return std::nullopt; }
+  // How noisy the provider's times are (TreeFitOptions::timing_noise), when it can tell.
+  virtual std::optional<TimingNoise> timing_noise() const { return std::nullopt; }
 };
 
-// Reads the log now. Throws UserError naming the log when it holds simulated measurements for
+// Reads the log now; its timing noise is what its runoffs measured (runoff_timing_noise, over
+// every op of the workload: the noise is the host's, not an op's). Throws UserError naming the log when it holds simulated measurements for
 // this workload and allow_simulated is false, or when it cannot be read. Lines it skips are
 // described in `warnings`. With a target, records of other targets' templates are ignored
 // (and counted in a warning); without one, the log's records for the workload must all be of

@@ -30,6 +30,37 @@ std::string join(const std::set<std::string>& items) {
   return out;
 }
 
+// Every instance's (ordinary, runoff) time pairs: per (op, shape), its latest runoff's
+// finalists with the latest ordinary time of the same kernel, as choices() settles them.
+std::optional<TimingNoise> measure_timing_noise(const std::vector<LogMeasurement>& records) {
+  struct Instance {
+    std::map<std::string, double> ordinary;  // kernel -> latest
+    int runoff = 0;                          // the latest runoff
+    std::map<std::string, double> finalists;  // kernel -> its time in that runoff
+  };
+  std::map<std::pair<std::string, std::map<std::string, int64_t>>, Instance> instances;
+  for (const LogMeasurement& m : records) {
+    if (m.status != "ok") continue;
+    Instance& in = instances[{m.op, m.shape}];
+    const std::string key = m.mk.key();
+    if (m.runoff == 0) {
+      in.ordinary[key] = m.latency_us;
+      continue;
+    }
+    if (m.runoff < in.runoff) continue;
+    if (m.runoff > in.runoff) in.finalists.clear(), in.runoff = m.runoff;
+    in.finalists[key] = m.latency_us;
+  }
+  std::vector<std::vector<std::pair<double, double>>> pairs;
+  for (const auto& [id, in] : instances) {
+    std::vector<std::pair<double, double>> list;
+    for (const auto& [key, us] : in.finalists)
+      if (auto o = in.ordinary.find(key); o != in.ordinary.end()) list.emplace_back(o->second, us);
+    if (!list.empty()) pairs.push_back(std::move(list));
+  }
+  return runoff_timing_noise(pairs);
+}
+
 class LogChoices : public ChoicesProvider {
  public:
   LogChoices(std::string path, std::vector<LogMeasurement> records, std::string description,
@@ -38,10 +69,12 @@ class LogChoices : public ChoicesProvider {
         records_(std::move(records)),
         description_(std::move(description)),
         target_(target),
-        warnings_(warnings) {}
+        warnings_(warnings),
+        timing_noise_(measure_timing_noise(records_)) {}
 
   std::string description() const override { return description_; }
   std::optional<Target> target() const override { return target_; }
+  std::optional<TimingNoise> timing_noise() const override { return timing_noise_; }
 
   OpChoices choices(const Workload& workload, const OpSpec& op) override {
     std::vector<Instance> instances = expand_instances(workload, op);
@@ -132,6 +165,7 @@ class LogChoices : public ChoicesProvider {
   std::string description_;
   std::optional<Target> target_;
   std::vector<std::string>& warnings_;
+  std::optional<TimingNoise> timing_noise_;
 };
 
 // The target of a record's template; nullopt for a template this dietcode does not know.

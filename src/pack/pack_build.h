@@ -68,6 +68,10 @@ struct PackBuildReport {
   double compile_seconds = 0;  // wall time of the kernel compiles (NVRTC, or a CPU's objects)
   PackFiles files;
   double total_seconds = 0;
+  // The timing noise the trees were fitted with (TreeFitOptions::timing_noise) and where that
+  // figure came from, for the caller to fill in and print.
+  double timing_noise = 0;
+  std::string timing_noise_from;
 };
 
 PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,

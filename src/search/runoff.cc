@@ -57,6 +57,33 @@ void InstanceRunoff::add(size_t kernel, int runoff, double latency_us) {
   times_[kernel] = latency_us;
 }
 
+std::optional<TimingNoise> runoff_timing_noise(
+    const std::vector<std::vector<std::pair<double, double>>>& instances) {
+  std::vector<double> differences;  // |log ratio of one finalist - that of another|
+  size_t pairs = 0;
+  for (const auto& list : instances) {
+    std::vector<double> logs;
+    for (const auto& [ordinary, runoff] : list)
+      if (ordinary > 0 && runoff > 0 && std::isfinite(ordinary) && std::isfinite(runoff))
+        logs.push_back(std::log(runoff / ordinary));
+    if (logs.size() < 2) continue;
+    for (size_t a = 0; a < logs.size(); ++a)
+      for (size_t b = a + 1; b < logs.size(); ++b) differences.push_back(std::fabs(logs[a] - logs[b]));
+    pairs += logs.size();
+  }
+  if (pairs < kMinTimingNoisePairs) return std::nullopt;
+  const size_t mid = differences.size() / 2;
+  std::nth_element(differences.begin(), differences.begin() + std::ptrdiff_t(mid),
+                   differences.end());
+  double median = differences[mid];
+  if (differences.size() % 2 == 0)
+    median = 0.5 * (median + *std::max_element(differences.begin(),
+                                               differences.begin() + std::ptrdiff_t(mid)));
+  // A difference of two log ratios holds four timings' noise: its standard deviation is twice
+  // one timing's (relative, for noise this small).
+  return TimingNoise{1.4826 * median / 2.0, pairs};
+}
+
 std::vector<double> InstanceRunoff::as_vector(size_t n) const {
   std::vector<double> out(n, std::numeric_limits<double>::quiet_NaN());
   for (const auto& [kernel, us] : times_)

@@ -23,6 +23,8 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace dietcode {
@@ -56,5 +58,26 @@ class InstanceRunoff {
   int latest_ = 0;
   std::map<size_t, double> times_;  // kernel -> latency of the latest runoff
 };
+
+// How noisy one timing is, as a log's runoffs show it. A runoff times each instance's
+// finalists again: per finalist, log(runoff time / ordinary time) is the host's change of
+// phase between the two timings, the same for all of the instance's finalists, plus two
+// timings' own noise. The difference of two finalists' log ratios is noise alone.
+struct TimingNoise {
+  double sd = 0;     // relative standard deviation of one timing (0.045: 4.5%)
+  size_t pairs = 0;  // the (ordinary, runoff) pairs it was measured on
+};
+
+// The fewest pairs an estimate is made from.
+constexpr size_t kMinTimingNoisePairs = 8;
+
+// From (ordinary us, runoff us) pairs, one list per instance (instances with fewer than two
+// pairs tell nothing and are skipped): the differences of log ratios between every two pairs
+// of an instance, their spread taken robustly (1.4826 x the median absolute difference, the
+// standard deviation were they normal: a few timings caught in a hiccup do not set it), and
+// halved, a difference holding four timings' noise. nullopt with fewer than
+// kMinTimingNoisePairs usable pairs.
+std::optional<TimingNoise> runoff_timing_noise(
+    const std::vector<std::vector<std::pair<double, double>>>& instances);
 
 }  // namespace dietcode

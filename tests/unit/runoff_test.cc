@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <random>
 
 #include "common/error.h"
 #include "pack/choices.h"
@@ -203,6 +204,82 @@ TEST(RunoffRecords, BuildSettlesEachInstanceAsTheSearchDoes) {
   EXPECT_DOUBLE_EQ(c.samples[1].latency_us[0], 9.0);
   EXPECT_TRUE(std::isnan(c.samples[1].latency_us[1]));
   EXPECT_DOUBLE_EQ(c.samples[1].latency_us[2], 9.9);
+  fs::remove_all(dir);
+}
+
+TEST(TimingNoise, WhatIsLeftOfEachInstancesChangeOfPhaseIsTwoTimingsNoise) {
+  // 1000 instances of 4 finalists, every timing off by 5% (lognormal), and the host 0.6x to
+  // 1.8x slower in the runoff than in the rounds, one phase per instance.
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.05);
+  std::uniform_real_distribution<double> phase(0.6, 1.8), base(10.0, 5000.0);
+  std::vector<std::vector<std::pair<double, double>>> instances(1000);
+  for (auto& list : instances) {
+    const double p = phase(rng);
+    for (int k = 0; k < 4; ++k) {
+      const double us = base(rng);
+      list.emplace_back(us * std::exp(noise(rng)), p * us * std::exp(noise(rng)));
+    }
+  }
+  std::optional<TimingNoise> n = runoff_timing_noise(instances);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->pairs, 4000u);
+  EXPECT_NEAR(n->sd, 0.05, 0.005);
+}
+
+TEST(TimingNoise, AllFinalistsMovingAlikeIsNoNoiseAndTooFewPairsTellNothing) {
+  // Each instance's finalists all moved by the same factor: the phase, and no noise.
+  std::vector<std::vector<std::pair<double, double>>> alike = {
+      {{1, 2}, {3, 6}, {5, 10}}, {{4, 3}, {8, 6}}, {{7, 7}, {9, 9}, {2, 2}}};
+  std::optional<TimingNoise> n = runoff_timing_noise(alike);
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->pairs, 8u);
+  EXPECT_DOUBLE_EQ(n->sd, 0.0);
+  // An instance with one finalist timed in both says nothing of the noise, nor does a time
+  // that is not one; seven pairs are too few.
+  std::vector<std::vector<std::pair<double, double>>> few = {
+      {{1, 2}, {3, 6}, {5, 11}}, {{4, 3}, {8, 6}, {1, kNaN}}, {{7, 7}, {9, 9}}, {{1, 5}}};
+  EXPECT_FALSE(runoff_timing_noise(few));
+  EXPECT_FALSE(runoff_timing_noise({}));
+}
+
+TEST(RunoffRecords, BuildMeasuresTheTimingNoiseOnTheRunoffs) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("dietcode_runoff_noise_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string log = (dir / "w.jsonl").string();
+  const Workload w = unit_workload();
+  std::vector<std::string> warnings;
+  {
+    TuningLogWriter writer(log);
+    for (int bk : {8, 16, 32, 64})
+      for (int64_t t : {1, 2}) writer.append(record(t, bk, 10.0 * bk));
+  }
+  // No runoff yet: nothing measured.
+  EXPECT_FALSE(make_log_choices(w, log, false, warnings)->timing_noise());
+  // Runoff 1 times every kernel again, 1.5x slower and each off by its own few percent; a
+  // later runoff of T = 2 replaces that instance's, 1.2x slower, each off by another few.
+  std::vector<std::vector<std::pair<double, double>>> same(2);
+  {
+    TuningLogWriter writer(log);
+    const double off[] = {1.02, 0.97, 1.05, 0.99};
+    int i = 0;
+    for (int bk : {8, 16, 32, 64}) {
+      for (int64_t t : {1, 2}) writer.append(record(t, bk, 15.0 * bk * off[i++ % 4], 1));
+      same[0].emplace_back(10.0 * bk, 15.0 * bk * off[(i - 2) % 4]);
+    }
+    const double later[] = {0.98, 1.01, 1.03, 0.96};
+    i = 0;
+    for (int bk : {8, 16, 32, 64}) {
+      writer.append(record(2, bk, 12.0 * bk * later[i], 2));
+      same[1].emplace_back(10.0 * bk, 12.0 * bk * later[i++]);
+    }
+  }
+  std::optional<TimingNoise> n = make_log_choices(w, log, false, warnings)->timing_noise();
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->pairs, 8u);
+  EXPECT_DOUBLE_EQ(n->sd, runoff_timing_noise(same)->sd);
+  EXPECT_GT(n->sd, 0.0);
   fs::remove_all(dir);
 }
 
