@@ -282,12 +282,13 @@ TEST(DecisionTree, GainsWithinTheTieFractionKeepNoKernelAndGrowNoLeaf) {
 TEST(DecisionTree, TimingNoiseKeepsALeafForARangeButNotForAFewLuckyInstances) {
   // Kernel 1 wins T = 7 by 6% and T = 20 by 5%, as one timing in twenty off by 5% would have
   // it, and loses by 8% elsewhere; kernel 2 wins all of T > 24 by 6%.
-  auto samples = samples_1d(1, 32, 3, [](int k, int64_t t) {
+  auto lucky = [](int k, int64_t t) {
     const double base = 1000.0 + 10 * t;
     if (k == 1) return t == 7 ? base * 0.94 : t == 20 ? base * 0.95 : base * 1.08;
     if (k == 2) return t > 24 ? base * 0.94 : base * 1.5;
     return base;
-  });
+  };
+  auto samples = samples_1d(1, 32, 3, lucky);
   DecisionTree exact = fit_decision_tree({"T"}, samples, 3);
   EXPECT_EQ(exact.kernels(), (std::vector<int>{0, 1, 2}));
   TreeFitOptions noisy;
@@ -305,12 +306,7 @@ TEST(DecisionTree, TimingNoiseKeepsALeafForARangeButNotForAFewLuckyInstances) {
   EXPECT_EQ(clear.select(&seven), 1);
   // Less noise, smaller gains count: at 1% the lucky instances get their kernel again.
   noisy.timing_noise = 0.01;
-  samples = samples_1d(1, 32, 3, [](int k, int64_t t) {
-    const double base = 1000.0 + 10 * t;
-    if (k == 1) return t == 7 ? base * 0.94 : t == 20 ? base * 0.95 : base * 1.08;
-    if (k == 2) return t > 24 ? base * 0.94 : base * 1.5;
-    return base;
-  });
+  samples = samples_1d(1, 32, 3, lucky);
   EXPECT_EQ(fit_decision_tree({"T"}, samples, 3, noisy).kernels(), (std::vector<int>{0, 1, 2}));
   EXPECT_THROW(choose_kernel_subset(samples, 3, 0, 0.0, -0.1), std::invalid_argument);
 }
