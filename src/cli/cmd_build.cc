@@ -43,7 +43,7 @@ struct BuildOptions {
   int max_kernels = 16;
   int max_depth = 10;
   double tie_within_pct = 1.0;
-  double timing_noise_pct = -1;  // < 0: as the log's runoffs measured it
+  std::optional<double> timing_noise_pct;  // none: as the log's runoff measured it
   bool allow_simulated = false;
   int jobs = 0;
   bool json = false;
@@ -242,9 +242,9 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
     throw UserError("--tie-within: expected a percentage in [0, 100), got " +
                     fmt::format("{}", o.tie_within_pct));
   options.tree.tie_fraction = o.tie_within_pct / 100.0;
-  if (o.timing_noise_pct >= 100)
+  if (o.timing_noise_pct && !(*o.timing_noise_pct >= 0 && *o.timing_noise_pct < 100))
     throw UserError("--timing-noise: expected a percentage in [0, 100), got " +
-                    fmt::format("{}", o.timing_noise_pct));
+                    fmt::format("{}", *o.timing_noise_pct));
   options.jobs = o.jobs;
   options.write.keep_build_dir = o.keep_build_dir;
   bool chatty = !global.quiet && !o.json;
@@ -265,9 +265,10 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
   std::optional<TimingNoise> measured = from_log ? from_log->timing_noise() : std::nullopt;
   std::string noise_from =
       from_log ? "none measured (the log has no runoff), times taken as exact" : "";
-  if (o.timing_noise_pct >= 0) {
-    options.tree.timing_noise = o.timing_noise_pct / 100.0;
-    noise_from = o.timing_noise_pct > 0 ? "--timing-noise" : "--timing-noise 0, times taken as exact";
+  if (o.timing_noise_pct) {
+    options.tree.timing_noise = *o.timing_noise_pct / 100.0;
+    noise_from = options.tree.timing_noise > 0 ? "--timing-noise"
+                                               : "--timing-noise 0, times taken as exact";
   } else if (measured) {
     options.tree.timing_noise = measured->sd;
     noise_from = fmt::format("measured on {} runoff re-timings in the log", measured->pairs);

@@ -119,6 +119,13 @@ void print_manifest(const std::string& path, const json& m) {
         join(m["archs"]).c_str(),
         m["ptx_arch"].is_string() ? (", PTX " + m["ptx_arch"].get<std::string>()).c_str() : "");
   std::printf("choices: %s\n", m["choices"].get<std::string>().c_str());
+  // Packs before the field have none; trees fitted for noise lose time against each
+  // instance's best as measured, noise and all, by design.
+  if (const double noise = m.value("timing_noise", 0.0); noise > 0)
+    std::printf("dispatchers fitted for a timing noise of %.1f%% of a time: a kernel or a split "
+                "only for a gain beyond twice its noise, so a leaf may lose time against an "
+                "instance's best as measured\n",
+                100 * noise);
   for (const json& v : m["shape_vars"])
     std::printf("shape variable %s: tuned over [%lld, %lld], %lld value(s)\n",
                 v["name"].get<std::string>().c_str(), (long long)v["min"].get<int64_t>(),

@@ -149,6 +149,7 @@ json pack_manifest(const PackRequest& request) {
           {"archs", request.archs},
           {"ptx_arch", ptx_arch.empty() ? json(nullptr) : json(ptx_arch)},
           {"choices", request.choices},
+          {"timing_noise", request.timing_noise},
           {"shape_vars", vars},
           {"ops", ops}};
 }

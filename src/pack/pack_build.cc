@@ -334,6 +334,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
   request.archs = archs;
   report.archs = archs;
   request.choices = report.choices;
+  request.timing_noise = options.tree.timing_noise;
   for (OpState& s : ops) {
     OpBuildReport r;
     r.op = s.op->name;

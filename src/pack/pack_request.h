@@ -59,6 +59,9 @@ struct PackRequest {
   // Where the choices came from, for the manifest and for people: "measured", or
   // "template defaults (untuned)", "cost model (predicted)".
   std::string choices;
+  // The timing noise the dispatchers were fitted for (TreeFitOptions::timing_noise); 0: the
+  // times were taken as exact.
+  double timing_noise = 0;
 };
 
 }  // namespace dietcode

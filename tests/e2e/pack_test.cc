@@ -322,6 +322,32 @@ TEST_F(PackTest, BadOptionsAreUserErrors) {
   }
 }
 
+TEST_F(PackTest, TheTreesAllowForTheTimingNoiseGivenOrMeasured) {
+  // The log has no runoff: no noise measured, the times taken as exact.
+  Shell r = build("--log '" + log_ + "' -o '" + (dir_ / "libtiny.so").string() +
+                  "' --arch sm_90 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json report = json::parse(r.out);
+  EXPECT_EQ(report["timing_noise"].get<double>(), 0.0);
+  EXPECT_THAT(report["timing_noise_from"].get<std::string>(), HasSubstr("the log has no runoff"));
+  // Given: the report, build's table and inspect say so.
+  fs::path lib = build_into("noisy", "--timing-noise 5 --json");
+  testing::internal::CaptureStdout();
+  cli::inspect_pack(lib.string(), false, "");
+  std::fflush(stdout);
+  EXPECT_THAT(testing::internal::GetCapturedStdout(),
+              HasSubstr("dispatchers fitted for a timing noise of 5.0% of a time"));
+  r = build("--log '" + log_ + "' -o '" + lib.string() + "' --arch sm_90 --timing-noise 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("timing noise 5.0% of a time (--timing-noise)"));
+  for (const char* bad : {"-1", "100"}) {
+    r = build(std::string("--arch sm_90 --timing-noise ") + bad);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.err, std::string("--timing-noise: expected a percentage in [0, 100), got ") +
+                         bad + "\n");
+  }
+}
+
 TEST_F(PackTest, WithoutALogTheUntunedPackSaysSo) {
   fs::path lib = dir_ / "libtiny.so";
   Shell r = build("-o '" + lib.string() + "' --arch sm_90");
