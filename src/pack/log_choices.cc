@@ -31,31 +31,29 @@ std::string join(const std::set<std::string>& items) {
 }
 
 // Every instance's (ordinary, runoff) time pairs: per (op, shape), its latest runoff's
-// finalists with the latest ordinary time of the same kernel, as choices() settles them.
+// finalists (InstanceRunoff, the rule choices() settles by) with the latest ordinary time of
+// the same kernel. Kernels are numbered by key across the whole log, as InstanceRunoff wants.
 std::optional<TimingNoise> measure_timing_noise(const std::vector<LogMeasurement>& records) {
   struct Instance {
-    std::map<std::string, double> ordinary;  // kernel -> latest
-    int runoff = 0;                          // the latest runoff
-    std::map<std::string, double> finalists;  // kernel -> its time in that runoff
+    std::map<size_t, double> ordinary;  // kernel -> latest
+    InstanceRunoff runoff;
   };
+  std::map<std::string, size_t> kernel_index;
   std::map<std::pair<std::string, std::map<std::string, int64_t>>, Instance> instances;
   for (const LogMeasurement& m : records) {
     if (m.status != "ok") continue;
     Instance& in = instances[{m.op, m.shape}];
-    const std::string key = m.mk.key();
-    if (m.runoff == 0) {
-      in.ordinary[key] = m.latency_us;
-      continue;
-    }
-    if (m.runoff < in.runoff) continue;
-    if (m.runoff > in.runoff) in.finalists.clear(), in.runoff = m.runoff;
-    in.finalists[key] = m.latency_us;
+    const size_t kernel = kernel_index.emplace(m.mk.key(), kernel_index.size()).first->second;
+    if (m.runoff == 0)
+      in.ordinary[kernel] = m.latency_us;
+    else
+      in.runoff.add(kernel, m.runoff, m.latency_us);
   }
   std::vector<std::vector<std::pair<double, double>>> pairs;
   for (const auto& [id, in] : instances) {
     std::vector<std::pair<double, double>> list;
-    for (const auto& [key, us] : in.finalists)
-      if (auto o = in.ordinary.find(key); o != in.ordinary.end()) list.emplace_back(o->second, us);
+    for (const auto& [kernel, us] : in.runoff.times())
+      if (auto o = in.ordinary.find(kernel); o != in.ordinary.end()) list.emplace_back(o->second, us);
     if (!list.empty()) pairs.push_back(std::move(list));
   }
   return runoff_timing_noise(pairs);
