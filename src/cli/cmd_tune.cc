@@ -71,6 +71,7 @@ struct TuneOptions {
   std::string arch;  // --target cpu: the highest x86-64 level tuned
   bool constant_weights = false;  // --target cpu: time kernels on weights packed once
   int runoff = JointSearchOptions{}.runoff_finalists;
+  std::string objective = "time";  // --objective: time or geomean
   std::string kernels;  // --kernels: a kernel list or a tuning log; empty: search
   bool json = false;
 };
@@ -105,6 +106,8 @@ JointSearchOptions search_options(const TuneOptions& o) {
   if (o.runoff < 0)
     bad_option(fmt::format("--runoff: expected 0 (off) or a positive integer, got {}", o.runoff));
   s.runoff_finalists = o.runoff;
+  s.objective =
+      o.objective == "geomean" ? SearchObjective::kWeightedLogTime : SearchObjective::kWeightedTime;
   if (o.device < 0)
     bad_option(fmt::format("--device: expected a CUDA device ordinal >= 0, got {}", o.device));
   if (o.device_given && o.devices_given) bad_option("--device and --devices: give one of them");
@@ -433,6 +436,13 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
                   "best) again, all of an op's together, and let those times decide the "
                   "instance: a same-time comparison, free of the rounds' luck. Logged as "
                   "\"runoff\" records; 0: off")
+      ->capture_default_str();
+  cmd->add_option("--objective", o->objective,
+                  "What the search minimises per op: time (default), the weighted mean latency, "
+                  "what a server spends as the weights spread the calls; geomean, the weighted "
+                  "geometric mean of the latencies, every instance's relative speed alike, as "
+                  "bench's geometric-mean speedup counts it")
+      ->check(CLI::IsMember({"time", "geomean"}))
       ->capture_default_str();
   cmd->add_option("--kernels", o->kernels,
                   "Time exactly these micro-kernels, on every op they can compute and all its "

@@ -18,7 +18,8 @@ bool all_finite(const SelectionInput& in, size_t c) {
   return true;
 }
 
-// sum_i w_i * min(current_i, p_ci), and sum_i w_i * p_ci for ties.
+// sum_i w_i * f(min(current_i, p_ci)), and sum_i w_i * f(p_ci) for ties, f the objective's
+// term (t or log t).
 void costs(const SelectionInput& in, const std::vector<double>& current, size_t c, double* cost,
            double* mean) {
   const size_t n = in.weights->size();
@@ -26,8 +27,8 @@ void costs(const SelectionInput& in, const std::vector<double>& current, size_t 
   double total = 0, plain = 0;
   for (size_t i = 0; i < n; ++i) {
     const double w = (*in.weights)[i];
-    total += w * std::min(current[i], row[i]);
-    plain += w * row[i];
+    total += w * objective_term(in.objective, std::min(current[i], row[i]));
+    plain += w * objective_term(in.objective, row[i]);
   }
   *cost = total;
   *mean = plain;

@@ -19,6 +19,8 @@
 #include <random>
 #include <vector>
 
+#include "search/objective.h"
+
 namespace dietcode {
 
 // predicted: row-major [candidate * instances + instance]; weights and incumbent have one
@@ -28,9 +30,12 @@ struct SelectionInput {
   size_t candidates = 0;
   const std::vector<double>* weights = nullptr;
   const std::vector<double>* incumbent = nullptr;
+  // kWeightedLogTime sums w_i * log(min(incumbent_i, predicted(c, i))) instead (objective.h).
+  SearchObjective objective = SearchObjective::kWeightedTime;
 };
 
-// The weighted latency of the assignment if candidate c joined it.
+// The objective's value for the assignment if candidate c joined it: its weighted latency, or
+// the weighted sum of log latencies.
 double assignment_cost_with(const SelectionInput& in, size_t c);
 
 // The greedy part: up to `count` candidates, best first.

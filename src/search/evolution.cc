@@ -28,12 +28,13 @@ std::optional<MicroKernel> pick_parent(const ProposalContext& ctx, size_t target
 }  // namespace
 
 size_t pick_target_instance(const InstanceTable& table, const std::vector<double>& incumbent,
-                            std::mt19937_64& rng) {
+                            std::mt19937_64& rng, SearchObjective objective) {
+  const bool by_time = objective == SearchObjective::kWeightedTime;
   const std::vector<double>& w = table.weights();
   std::vector<double> mass(w.size());
   double total = 0;
   for (size_t i = 0; i < w.size(); ++i) {
-    mass[i] = std::isfinite(incumbent[i]) ? w[i] * incumbent[i] : 0.0;
+    mass[i] = std::isfinite(incumbent[i]) ? w[i] * (by_time ? incumbent[i] : 1.0) : 0.0;
     total += mass[i];
   }
   if (!(total > 0)) mass = w, total = 1.0;
@@ -65,7 +66,7 @@ std::vector<MicroKernel> propose_candidates(const ProposalContext& ctx,
 
   const bool has_parents = !ctx.population->empty() || !ctx.book->usable().empty();
   for (int child = 0; has_parents && child < options.children; ++child) {
-    const size_t target = pick_target_instance(*ctx.table, *ctx.incumbent, rng);
+    const size_t target = pick_target_instance(*ctx.table, *ctx.incumbent, rng, options.objective);
     std::optional<MicroKernel> mk = pick_parent(ctx, target, rng);
     if (!mk) continue;
     const int steps =

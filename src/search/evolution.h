@@ -45,9 +45,12 @@ struct ProposalContext {
 };
 
 // The instance a mutation targets: drawn with probability proportional to w_i * incumbent_i
-// over instances with a finite incumbent, by weight alone when none has one.
+// over instances with a finite incumbent (the weighted time: where the time is), by weight
+// alone when none has one. Under kWeightedLogTime by w_i over those instances: a relative gain
+// is worth as much on every instance.
 size_t pick_target_instance(const InstanceTable& table, const std::vector<double>& incumbent,
-                            std::mt19937_64& rng);
+                            std::mt19937_64& rng,
+                            SearchObjective objective = SearchObjective::kWeightedTime);
 
 // Distinct valid candidates not in `excluded`, in a deterministic order for a given rng state:
 // population first, then kernels borrowed from other ops, then mutants, then fresh samples.

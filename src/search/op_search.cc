@@ -425,7 +425,8 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
       candidates.push_back(model_->candidate(mk, plan_of(mk), std::nullopt));
     const std::vector<double> predicted = model_->predict(candidates);
     const size_t n = table_.size();
-    const SelectionInput in{&predicted, candidates.size(), &table_.weights(), &inc.latency};
+    const SelectionInput in{&predicted, candidates.size(), &table_.weights(), &inc.latency,
+                            options_.objective};
     const double epsilon =
         book_.usable().empty() ? options_.first_round_exploration : options_.exploration;
     // Borrowed kernels first (they come right after the population among the proposals),
@@ -475,7 +476,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
     // A list is timed in full, however little its later kernels improve on the first.
     if (next_listed_ >= listed_.size() && pending_.empty()) stop(StopReason::kListed);
   } else {
-    if (tracker_.stalled_after(report.weighted_mean_us)) stop(StopReason::kNoImprovement);
+    if (tracker_.stalled_after(objective_value_us())) stop(StopReason::kNoImprovement);
     if (trials() >= trial_budget() && pending_.empty()) stop(StopReason::kTrials);
   }
   if (deadline.expired()) stop(StopReason::kTime);

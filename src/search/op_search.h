@@ -205,6 +205,9 @@ class OpSearch {
   // Every instance's kernel: its best measured one, else the measured kernel predicted best.
   std::vector<InstanceChoice> assignment() const;
   double weighted_mean_us() const;
+  // The assignment's weighted mean latency, or under kWeightedLogTime its weighted geometric
+  // mean: what the early stop watches.
+  double objective_value_us() const;
 
  private:
   struct Incumbent {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -134,6 +135,17 @@ double OpSearch::weighted_mean_us() const {
   for (int k : inc.kernel)
     if (k < 0) return std::numeric_limits<double>::infinity();
   return table_.weighted_mean(inc.latency);
+}
+
+double OpSearch::objective_value_us() const {
+  if (options_.objective == SearchObjective::kWeightedTime) return weighted_mean_us();
+  const Incumbent inc = incumbent();
+  double log_sum = 0;
+  for (size_t i = 0; i < inc.latency.size(); ++i) {
+    if (inc.kernel[i] < 0) return std::numeric_limits<double>::infinity();
+    log_sum += table_.weights()[i] * std::log(inc.latency[i]);
+  }
+  return std::exp(log_sum);
 }
 
 }  // namespace dietcode

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "search/kernel_list.h"
+#include "search/objective.h"
 
 namespace dietcode {
 
@@ -37,14 +38,17 @@ struct SearchBudget {
   int trials_per_op = 96;
   // Wall seconds for the whole run, all ops together; 0 means no limit.
   double time_budget_seconds = 0;
-  // An op stops early after this many rounds in a row that improve its weighted-mean latency
-  // by less than min_improvement (relative).
+  // An op stops early after this many rounds in a row that improve its objective (its
+  // weighted-mean latency, or their weighted geometric mean) by less than min_improvement
+  // (relative).
   int patience_rounds = 4;
   double min_improvement = 0.002;
 };
 
 struct JointSearchOptions {
   SearchBudget budget;
+  // What a round's selection, the mutations' targets and the early stop go by (objective.h).
+  SearchObjective objective = SearchObjective::kWeightedTime;
 
   int kernels_per_round = 16;  // compiled and measured per round and op
   double exploration = 0.2;    // share of a round drawn at random (epsilon)

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -82,6 +83,37 @@ TEST(Evolution, TargetsInstancesInProportionToWeightedLatency) {
   std::set<size_t> any;
   for (int i = 0; i < 2000; ++i) any.insert(pick_target_instance(table, unknown, rng));
   EXPECT_EQ(any.size(), table.size());  // by weight alone: all uniform here
+}
+
+TEST(CandidateSelection, TheGeometricMeanObjectiveWeighsRelativeGains) {
+  // A small instance (1 us) and a large one (100 us), equally weighted. A halves the small one,
+  // B takes 1% off the large one: B saves more time (0.5 against 0.25 us), A far more of the
+  // geometric mean (a factor of 2 on one instance against 1.01).
+  const std::vector<double> predicted = {0.5, 100,  // A
+                                         1,   99};  // B
+  const std::vector<double> weights = {0.5, 0.5};
+  const std::vector<double> incumbent = {1, 100};
+  SelectionInput by_time{&predicted, 2, &weights, &incumbent};
+  EXPECT_EQ(select_greedy(by_time, 1), (std::vector<size_t>{1}));
+  EXPECT_DOUBLE_EQ(assignment_cost_with(by_time, 0), 50.25);
+  SelectionInput by_log = by_time;
+  by_log.objective = SearchObjective::kWeightedLogTime;
+  EXPECT_EQ(select_greedy(by_log, 1), (std::vector<size_t>{0}));
+  EXPECT_DOUBLE_EQ(assignment_cost_with(by_log, 0), 0.5 * std::log(0.5) + 0.5 * std::log(100.0));
+}
+
+TEST(Evolution, TheGeometricMeanObjectiveTargetsInstancesByWeightAlone) {
+  Workload w = parse_workload(kWorkload, "unit.json");
+  InstanceTable table(w, w.ops[0]);
+  std::vector<double> incumbent(table.size(), INFINITY);
+  incumbent[3] = 10;
+  incumbent[7] = 30;  // three times the time, the same weight
+  std::mt19937_64 rng(5);
+  std::map<size_t, int> hits;
+  for (int i = 0; i < 4000; ++i)
+    ++hits[pick_target_instance(table, incumbent, rng, SearchObjective::kWeightedLogTime)];
+  EXPECT_EQ(hits.size(), 2u);
+  EXPECT_NEAR(double(hits[7]) / 4000, 0.5, 0.03);
 }
 
 TEST(Budget, DurationsAsUsersWriteThem) {
