@@ -6,10 +6,11 @@
 // weighted geometric mean of the per-instance speedups, where every instance's relative speed
 // counts alike: the search for that minimises sum_i w_i log t_i. On BERT's CPU workload (17
 // values of T, 16-2048 rows) the time objective gives T = 1 about 0.2% of the mutations and
-// the selection's attention; a fresh tune then served fc2 at T = 1 with a kernel 1.4x slower
-// than an older log's (docs/results/cpu/README.md, AS).
+// the selection's attention; a fresh tune then served fc2 at T = 1 with a kernel 1.1-1.5x
+// slower than an older log's (docs/results/cpu/README.md, AS).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 
 namespace dietcode {
@@ -19,9 +20,11 @@ enum class SearchObjective {
   kWeightedLogTime,  // sum_i w_i log t_i: the weighted geometric mean of the times
 };
 
-// What one instance contributes, before its weight: t, or log t.
+// What one instance contributes, before its weight: t, or log t (of at least a picosecond, so
+// that a model's prediction of zero cannot outweigh every other instance).
 inline double objective_term(SearchObjective objective, double latency_us) {
-  return objective == SearchObjective::kWeightedLogTime ? std::log(latency_us) : latency_us;
+  if (objective == SearchObjective::kWeightedTime) return latency_us;
+  return std::log(std::max(latency_us, 1e-6));
 }
 
 }  // namespace dietcode

@@ -218,6 +218,21 @@ TEST_F(CliTune, EveryRecordNamesItsL2RegimeAndResumingKeepsToOne) {
   EXPECT_THAT(bad.err, HasSubstr("--l2"));
 }
 
+// --objective geomean searches for the weighted geometric mean (search/objective.h); the log
+// is the same kind of log, and a name tune does not know is bad input.
+TEST_F(CliTune, TheGeometricMeanObjectiveTunesAndAnUnknownOneIsBadInput) {
+  CommandResult geomean = tune("--simulate h100 --ops up --trials 8 --seed 1 --runoff 0 --objective geomean");
+  ASSERT_EQ(geomean.exit_code, 0) << geomean.err;
+  std::istringstream log(test::read_file_or_empty(dir_ / "tune_small.jsonl"));
+  int measurements = 0;
+  for (std::string line; std::getline(log, line);)
+    measurements += json::parse(line)["kind"] == "measurement";
+  EXPECT_GT(measurements, 0);
+  CommandResult bad = tune("--simulate h100 --objective fastest");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--objective"));
+}
+
 TEST_F(CliTune, SameSeedSameLogModuloTimestamps) {
   // Two rounds, so the retrained model and the evolved population take part.
   const std::string args = "--simulate h100 --noise 0.05 --ops up --trials 18 --seed 1 -q";
