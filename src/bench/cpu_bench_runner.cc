@@ -14,6 +14,7 @@
 #include "bench/cpu_baseline.h"
 #include "bench/cpu_baseline_common.h"
 #include "bench/cpu_cache_evictor.h"
+#include "bench/cpu_peak_probe.h"
 #include "bench/host_tensors.h"
 #include "bench/process_threads.h"
 #include "common/error.h"
@@ -134,7 +135,6 @@ class CpuInstanceBench {
     row.shape = inst.shape;
     row.weight = inst.weight;
     row.flops = inst.gemm.flops();
-    row.peak_tflops = options_.peak_gflops / 1e3;
 
     // Contender 0 is the pack, 1.. the prepared baselines.
     std::vector<size_t> running;  // indices into baselines
@@ -353,6 +353,10 @@ BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
     report.notes.push_back("shapes and dimensions from " + pack.dims_from);
 
   if (options.threads <= 0) options.threads = default_cpu_threads();
+  // Before any baseline's threads exist.
+  ProbedPeak peak;
+  peak.threads = options.threads;
+  if (options.probe_peak_gflops) peak.before_gflops = options.probe_peak_gflops();
   std::vector<LoadedBaseline> baselines;
   for (const std::string& name : options.baselines) {
     try {
@@ -366,11 +370,6 @@ BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
   if (options.constant_weights) report.notes.push_back(constant_weights_note(library));
   report.notes.push_back(thread_binding_note());
   report.notes.push_back(instruction_set_note(options, baselines));
-  if (options.peak_gflops > 0)
-    report.notes.push_back(fmt::format(
-        "fp32 FMA peak {:.0f} GFLOP/s on {} thread{}, probed before the first timing: \"% peak\" "
-        "and the ceilings are against it",
-        options.peak_gflops, options.threads, options.threads == 1 ? "" : "s"));
   report.threads = options.threads;
   report.device = fmt::format("{}, {} thread{}", options.cpu.empty() ? "this CPU" : options.cpu,
                               options.threads, options.threads == 1 ? "" : "s");
@@ -441,6 +440,11 @@ BenchReport run_cpu_bench(const PackLibrary& library, const BenchPack& pack,
       report.rows.push_back(bench.run(op, inst, operands, baselines, ready));
     }
   }
+  if (options.probe_peak_gflops) {
+    wait_for_other_threads_to_sleep(options.quiet_wait_us);  // the last contender's pool
+    peak.after_gflops = options.probe_peak_gflops();
+  }
+  hold_rows_against_peak(report, peak);
   if (unavailable > 5)
     report.notes.push_back(
         fmt::format("... and {} more instances without some baseline", unavailable - 5));

@@ -41,7 +41,9 @@ struct CpuBenchOptions {
   int warmup = 3;
   uint64_t seed = 1;
   std::string cpu;             // for the report: "AMD EPYC 7B13 64-Core Processor (x86-64-v3)"
-  double peak_gflops = 0;      // fp32 peak on `threads` threads; 0 when unknown
+  // Probes the fp32 FMA peak on `threads` threads (HostCpu::fp32_peak_gflops): called before
+  // the first timing and after the last (cpu_peak_probe.h). Empty: the peak is unknown.
+  std::function<double()> probe_peak_gflops;
   int isa_cap = 0;             // every contender held to this x86-64 level (cpu_isa_cap.h); 0: none
   std::string pack_level;      // the level of the pack's kernels that run here: "x86-64-v4"
   double quiet_wait_us = 2e5;  // how long to wait for other threads to sleep before a run

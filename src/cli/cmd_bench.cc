@@ -89,10 +89,12 @@ CpuBenchOptions cpu_options(const BenchCommandOptions& opt, const BenchPack& pac
   if (options.isa_cap) options.cpu += ", every contender capped at " + opt.arch;
   const int64_t last_level = cpu.caches.l3 > 0 ? cpu.caches.l3 : cpu.caches.l2;
   options.evict_bytes = eviction_bytes(last_level, int64_t(64) << 20);
-  // Measured here, before any timing: ~80 ms on the same threads.
-  // Under a cap, the peak of the vectors the capped code has: x86-64-v3 has 256-bit ones.
-  options.peak_gflops =
-      cpu.fp32_peak_gflops(options.threads, options.isa_cap == 3 ? 256 : 0);
+  // ~80 ms on the same threads, before the first timing and after the last. Under a cap, the
+  // peak of the vectors the capped code has: x86-64-v3 has 256-bit ones.
+  const int threads = options.threads, vector_bits = options.isa_cap == 3 ? 256 : 0;
+  options.probe_peak_gflops = [cpu, threads, vector_bits] {
+    return cpu.fp32_peak_gflops(threads, vector_bits);
+  };
   return options;
 }
 

@@ -16,6 +16,7 @@
 #include "bench/cpu_bench_runner.h"
 #include "bench/cpu_cache_evictor.h"
 #include "bench/cpu_epilogue.h"
+#include "bench/cpu_peak_probe.h"
 #include "bench/cpu_im2col.h"
 #include "bench/dl_library.h"
 #include "bench/im2col_index.h"
@@ -175,6 +176,43 @@ TEST(CpuReport, EachBaselineHasItsCeilingAtThePeak) {
   EXPECT_NEAR(j["baselines"][0]["ceiling_speedup"].get<double>(), 4.0, 1e-9);
   EXPECT_NEAR(j["baselines"][1]["ceiling_speedup"].get<double>(), std::pow(8.0, 0.25), 1e-4);
   EXPECT_NEAR(j["ceiling_speedup"].get<double>(), 4.0, 1e-9);  // against the first column
+}
+
+bool has_note(const BenchReport& report, const std::string& text) {
+  for (const std::string& note : report.notes)
+    if (note.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// A probe that met a slow phase reads low; the other one holds the rows. cpu_report()'s rows
+// run at 200 GFLOP/s (the pack, T=1) and 400 (OpenBLAS, T=2).
+TEST(CpuPeakProbe, TheRowsAreHeldAgainstTheHigherProbe) {
+  BenchReport report = cpu_report();
+  hold_rows_against_peak(report, {150, 300, 2});
+  for (const BenchRow& r : report.rows) EXPECT_DOUBLE_EQ(r.peak_tflops, 0.3);
+  EXPECT_NEAR(report.rows[0].percent_of_peak(), 200.0 / 3, 1e-9);
+  EXPECT_TRUE(has_note(report, "fp32 FMA peak 300 GFLOP/s on 2 threads, the higher of two probes "
+                               "(150 before the first timing, 300 after the last)"))
+      << report.notes.front();
+  EXPECT_TRUE(has_note(report, "the two peak probes differ by 100%"));
+  EXPECT_TRUE(has_note(report, "1 instance ran faster than the probed peak (first: fc1 T=2)"));
+}
+
+TEST(CpuPeakProbe, ProbesThatAgreeAndRowsBelowThePeakSayNoMore) {
+  BenchReport report = cpu_report();
+  hold_rows_against_peak(report, {500, 480, 2});
+  for (const BenchRow& r : report.rows) EXPECT_DOUBLE_EQ(r.peak_tflops, 0.5);
+  ASSERT_EQ(report.notes.size(), 1u);
+  EXPECT_TRUE(has_note(report, "fp32 FMA peak 500 GFLOP/s on 2 threads, the higher of two"));
+
+  BenchReport once = cpu_report();
+  hold_rows_against_peak(once, {500, 0, 1});
+  EXPECT_TRUE(has_note(once, "fp32 FMA peak 500 GFLOP/s on 1 thread, probed before the first"));
+
+  BenchReport unknown = cpu_report();
+  hold_rows_against_peak(unknown, {0, 0, 2});
+  EXPECT_TRUE(unknown.notes.empty());
+  EXPECT_DOUBLE_EQ(unknown.rows[0].peak_tflops, 0);
 }
 
 TEST(CpuReport, GpuReportsKeepTheirFormat) {
