@@ -143,7 +143,7 @@ double OpSearch::objective_value_us() const {
   double log_sum = 0;
   for (size_t i = 0; i < inc.latency.size(); ++i) {
     if (inc.kernel[i] < 0) return std::numeric_limits<double>::infinity();
-    log_sum += table_.weights()[i] * std::log(inc.latency[i]);
+    log_sum += table_.weights()[i] * objective_term(options_.objective, inc.latency[i]);
   }
   return std::exp(log_sum);
 }
