@@ -44,6 +44,7 @@ struct BuildOptions {
   int max_depth = 10;
   double tie_within_pct = 1.0;
   std::optional<double> timing_noise_pct;  // none: as the log's runoff measured it
+  std::optional<double> portable_margin_pct;  // none: the target's (PackTarget)
   bool allow_simulated = false;
   int jobs = 0;
   bool json = false;
@@ -131,6 +132,7 @@ nlohmann::json report_json(const PackBuildReport& r) {
           {"total_seconds", r.total_seconds},
           {"timing_noise", r.timing_noise},
           {"timing_noise_from", r.timing_noise_from},
+          {"portable_margin", r.portable_margin},
           {"ops", ops}};
 }
 
@@ -146,6 +148,11 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
                 100 * r.timing_noise, r.timing_noise_from.c_str());
   else if (!r.timing_noise_from.empty())
     std::printf("timing noise: %s\n", r.timing_noise_from.c_str());
+  if (r.portable_margin > 0)
+    std::printf("a kernel every arch runs (AVX2 on a CPU) is served on an arch with kernels of "
+                "its own (x86-64-v4) only where it was measured more than %.0f%% faster than "
+                "those (--portable-margin)\n",
+                100 * r.portable_margin);
   bool untuned = false;
   auto lost = [](const OpBuildReport& op, const DispatcherReport& d) {
     return op.tuned ? fmt::format("{:.3f} us ({:.2f}%), max {:.3f} us", d.quality.mean_regret_us,
@@ -245,6 +252,12 @@ int run_build(const BuildOptions& o, const GlobalOptions& global) {
   if (o.timing_noise_pct && !(*o.timing_noise_pct >= 0 && *o.timing_noise_pct < 100))
     throw UserError("--timing-noise: expected a percentage in [0, 100), got " +
                     fmt::format("{}", *o.timing_noise_pct));
+  if (o.portable_margin_pct) {
+    if (!(*o.portable_margin_pct >= 0 && *o.portable_margin_pct < 100))
+      throw UserError("--portable-margin: expected a percentage in [0, 100), got " +
+                      fmt::format("{}", *o.portable_margin_pct));
+    options.portable_margin = *o.portable_margin_pct / 100.0;
+  }
   options.jobs = o.jobs;
   options.write.keep_build_dir = o.keep_build_dir;
   bool chatty = !global.quiet && !o.json;
@@ -347,6 +360,11 @@ void register_build(CLI::App& app, GlobalOptions& global, Action& action) {
                   "kernel is kept, and a split made, only for a gain beyond twice the noise of "
                   "that gain (0: take the times as exact)")
       ->default_str("as the log's runoffs measured it");
+  cmd->add_option("--portable-margin", opts->portable_margin_pct,
+                  "A kernel every arch of the pack runs (an AVX2 kernel in a CPU pack) is served "
+                  "on an arch that has kernels of its own (x86-64-v4) only where it was measured "
+                  "more than this percentage faster than those (0: the times decide alone)")
+      ->default_str("10 for a CPU pack, 0 for a GPU pack");
   cmd->add_flag("--allow-simulated", opts->allow_simulated,
                 "Accept a log from a simulated device (a test double: its numbers are not "
                 "GPU measurements)");

@@ -126,6 +126,10 @@ void print_manifest(const std::string& path, const json& m) {
                 "only for a gain beyond twice its noise, so a leaf may lose time against an "
                 "instance's best as measured\n",
                 100 * noise);
+  if (const double margin = m.value("portable_margin", 0.0); margin > 0)
+    std::printf("a kernel every arch runs (AVX2 on a CPU) served on an arch with kernels of its "
+                "own (x86-64-v4) only where measured more than %.0f%% faster than those\n",
+                100 * margin);
   for (const json& v : m["shape_vars"])
     std::printf("shape variable %s: tuned over [%lld, %lld], %lld value(s)\n",
                 v["name"].get<std::string>().c_str(), (long long)v["min"].get<int64_t>(),

@@ -150,6 +150,7 @@ json pack_manifest(const PackRequest& request) {
           {"ptx_arch", ptx_arch.empty() ? json(nullptr) : json(ptx_arch)},
           {"choices", request.choices},
           {"timing_noise", request.timing_noise},
+          {"portable_margin", request.portable_margin},
           {"shape_vars", vars},
           {"ops", ops}};
 }

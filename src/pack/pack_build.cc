@@ -86,7 +86,20 @@ std::vector<TreeSample> judged_samples(const OpState& s, const Dispatcher& d) {
   return out;
 }
 
-void fit(OpState& s, Dispatcher& d, const TreeFitOptions& options) {
+// The samples with the times of the kernels every arch runs taken `margin` longer, for the
+// dispatcher of an arch that has kernels of its own (PackBuildOptions::portable_margin).
+void handicap_portable_kernels(const OpState& s, const Dispatcher& d, double margin,
+                               std::vector<TreeSample>& samples) {
+  if (margin <= 0 || d.specific_arch.empty()) return;
+  for (TreeSample& t : samples)
+    for (size_t k = 0; k < t.latency_us.size(); ++k) {
+      if (s.only_arch.count(int(k))) continue;
+      t.latency_us[k] *= 1 + margin;  // NAN stays NAN
+      if (!t.predicted_us.empty()) t.predicted_us[k] *= 1 + margin;
+    }
+}
+
+void fit(OpState& s, Dispatcher& d, const TreeFitOptions& options, double portable_margin) {
   if (s.choices.samples.empty()) {
     if (s.excluded.count(0))
       throw UserError("op " + s.op->name + ": its only kernel does not compile: " + s.failures[0]);
@@ -95,6 +108,7 @@ void fit(OpState& s, Dispatcher& d, const TreeFitOptions& options) {
     return;
   }
   std::vector<TreeSample> samples = usable_samples(s, hidden(s, d), &d.kept);
+  handicap_portable_kernels(s, d, portable_margin, samples);
   if (samples.empty()) {
     if (s.failures.empty())
       throw UserError("op " + s.op->name + ": no measured kernel runs on " + d.archs[0]);
@@ -190,7 +204,13 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
     if (options.log) options.log(line);
   };
   const PackTarget& target = pack_target(options.target);
+  const double portable_margin =
+      options.portable_margin.value_or(target.portable_kernel_margin());
+  if (!(portable_margin >= 0) || !std::isfinite(portable_margin))
+    throw std::invalid_argument("portable margin " + std::to_string(portable_margin) +
+                                " is not >= 0");
   PackBuildReport report;
+  report.portable_margin = portable_margin;
   std::vector<OpState> ops(workload.ops.size());
   bool any_tuned = false, any_untuned = false;
   for (size_t i = 0; i < workload.ops.size(); ++i) {
@@ -251,7 +271,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
   for (const std::string& arch : archs) target.arch_number(arch);  // a UserError if foreign
   for (OpState& s : ops) {
     s.dispatchers = plan_dispatchers(s, archs, target);
-    for (Dispatcher& d : s.dispatchers) fit(s, d, options.tree);
+    for (Dispatcher& d : s.dispatchers) fit(s, d, options.tree, portable_margin);
   }
   report.choices = !any_untuned ? choices.description()
                    : any_tuned  ? choices.description() + "; some ops " + fallback.description()
@@ -324,7 +344,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
       for (Dispatcher& d : s.dispatchers)
         if (broken(s, d)) {
           log("op " + s.op->name + ": refitting without kernel(s) that do not compile");
-          fit(s, d, options.tree);
+          fit(s, d, options.tree, portable_margin);
         }
   }
 
@@ -335,6 +355,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
   report.archs = archs;
   request.choices = report.choices;
   request.timing_noise = options.tree.timing_noise;
+  request.portable_margin = portable_margin;
   for (OpState& s : ops) {
     OpBuildReport r;
     r.op = s.op->name;

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct PackBuildOptions {
   std::vector<std::string> archs = {"sm_90"};
   std::string home_arch;  // the GPU the pack is built for, when archs is empty: "sm_80", "sm_90"
   TreeFitOptions tree = {8, 10, 0.0};  // at most 8 kernels per op by default
+  // A dispatcher of an arch that has kernels of its own (x86-64-v4: the AVX-512 ones) is fitted
+  // with the times of the kernels every arch runs (the AVX2 ones) taken this fraction longer:
+  // it serves one of those only where it was measured more than that much faster. The regret
+  // the report shows is still against the times as measured. None: the target's
+  // (PackTarget::portable_kernel_margin).
+  std::optional<double> portable_margin;
   int jobs = 0;                        // parallel compiles; 0 = one per core
   PackWriteOptions write;
   std::function<void(const std::string&)> log;  // progress lines for people
@@ -72,6 +79,7 @@ struct PackBuildReport {
   // figure came from, for the caller to fill in and print.
   double timing_noise = 0;
   std::string timing_noise_from;
+  double portable_margin = 0;  // the margin the dispatchers were fitted with (PackBuildOptions)
 };
 
 PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,

@@ -62,6 +62,9 @@ struct PackRequest {
   // The timing noise the dispatchers were fitted for (TreeFitOptions::timing_noise); 0: the
   // times were taken as exact.
   double timing_noise = 0;
+  // The margin the dispatchers of archs with kernels of their own were fitted with
+  // (PackBuildOptions::portable_margin); 0: none.
+  double portable_margin = 0;
 };
 
 }  // namespace dietcode

@@ -37,6 +37,10 @@ class PackTarget {
   // pack can: "sm_90a" for a wgmma kernel, "x86-64-v4" for an AVX-512 one (a pack's archs go
   // up to v4). Dispatchers of other archs never pick it.
   virtual std::string bound_arch(const MicroKernel& mk) const = 0;
+  // How much faster, as a fraction of its time, a kernel every arch of the pack runs must have
+  // been measured than the kernels bound to an arch before that arch's dispatcher serves it
+  // (PackBuildOptions::portable_margin). 0: the measured times decide alone.
+  virtual double portable_kernel_margin() const { return 0; }
   // What to compile to check a kernel and get its binaries, for a pack of these archs.
   virtual CompileRequest compile_request(const GeneratedKernel& kernel, const MicroKernel& mk,
                                          const std::vector<std::string>& pack_archs) const = 0;

@@ -1,6 +1,7 @@
 // Which ISA levels a CPU pack gets by default: every level each tuned op has a measured kernel
 // for. A level one op lacks is left out with a warning (a short tune may have timed only
-// AVX-512 kernels for one op), while an --arch that asks for it is still refused.
+// AVX-512 kernels for one op), while an --arch that asks for it is still refused. And which
+// kernels the x86-64-v4 level serves: an AVX2 kernel only for a gain beyond --portable-margin.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -40,10 +41,11 @@ class CpuPackLevels : public ::testing::Test {
   }
 
   static std::string record(const std::string& op, int t, int n, const std::string& tmpl,
-                            const std::string& arch) {
+                            const std::string& arch, double latency_us = 0) {
     std::ostringstream r;
     r << R"({"arch":")" << arch << R"(","device":"test","gemm":{"K":32,"M":)" << t << R"(,"N":)"
-      << n << R"(,"batch":1},"kind":"measurement","l2":"flush","latency_us":)" << 10 + t
+      << n << R"(,"batch":1},"kind":"measurement","l2":"flush","latency_us":)"
+      << (latency_us > 0 ? latency_us : 10 + t)
       << R"(,"mk":{"params":{"KC":256,"LOOP_ORDER":0,"MC":72,"MR":6,"NC":3072,"NR":)"
       << (tmpl == "x86_avx512_f32" ? 32 : 16)
       << R"(,"PACK_A":1,"PREFETCH":0,"THREADS_M":0,"UNROLL":4},"template":")" << tmpl
@@ -53,12 +55,16 @@ class CpuPackLevels : public ::testing::Test {
     return r.str();
   }
 
-  BuildRun build(const std::string& extra) {
+  BuildRun build(const std::string& extra, const std::string& log = "w.jsonl") {
+    return dietcode("build w.json --log " + log + " -o libw.so " + extra + " >/dev/null");
+  }
+
+  // The command's exit code and stderr; its stdout goes where `args` sends it.
+  BuildRun dietcode(const std::string& args) {
     const std::string err = (dir_ / "stderr").string();
     const std::string cmd = "cd '" + dir_.string() + "' && DIETCODE_CACHE_DIR='" +
-                            (dir_ / "cache").string() + "' '" + DIETCODE_CLI_PATH +
-                            "' build w.json --log w.jsonl -o libw.so " + extra + " >/dev/null 2>'" +
-                            err + "'";
+                            (dir_ / "cache").string() + "' '" + DIETCODE_CLI_PATH + "' " + args +
+                            " 2>'" + err + "'";
     BuildRun r;
     const int status = std::system(cmd.c_str());
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -86,6 +92,65 @@ TEST_F(CpuPackLevels, AnArchAskedForIsStillRefusedWhenAnOpCannotRunThere) {
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_NE(r.err.find("op wide: no measured kernel runs on x86-64-v3"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "libw.so"));
+}
+
+// One op timed with an AVX2 and an AVX-512 kernel, the AVX2 one `faster` times as fast on
+// both instances; then the template the x86-64-v4 dispatcher serves T=1 with.
+class CpuPackPortableMargin : public CpuPackLevels {
+ protected:
+  void write_log(double faster) {
+    std::ofstream log(dir_ / "m.jsonl");
+    for (int t = 1; t <= 2; ++t) {
+      log << record("wide", t, 64, "x86_avx512_f32", "x86-64-v4", 100) << "\n";
+      log << record("wide", t, 64, "x86_avx2_f32", "x86-64-v4", 100 / faster) << "\n";
+      log << record("narrow", t, 16, "x86_avx2_f32", "x86-64-v4") << "\n";
+    }
+  }
+  std::string served_on_v4(const std::string& extra) {
+    BuildRun b = build("--arch x86-64-v3,x86-64-v4 " + extra, "m.jsonl");
+    EXPECT_EQ(b.code, 0) << b.err;
+    BuildRun i = dietcode("inspect libw.so --shape T=1 > inspect.txt");
+    EXPECT_EQ(i.code, 0) << i.err;
+    BuildRun whole = dietcode("inspect libw.so > inspect-pack.txt");  // the manifest's lines
+    EXPECT_EQ(whole.code, 0) << whole.err;
+    std::stringstream all;
+    all << std::ifstream(dir_ / "inspect-pack.txt").rdbuf();
+    inspected_ = all.str();
+    std::ifstream text(dir_ / "inspect.txt");
+    bool in_wide = false;
+    for (std::string line; std::getline(text, line);) {
+      if (line.rfind("op ", 0) == 0) in_wide = line.find("op wide") == 0;
+      const size_t at = line.find("on x86-64-v4: kernel ");
+      if (in_wide && at != std::string::npos)
+        return line.find("x86_avx2_f32") != std::string::npos ? "avx2" : "avx512";
+    }
+    ADD_FAILURE() << "no x86-64-v4 line for op wide in inspect's output";
+    return "";
+  }
+  std::string inspected_;  // inspect's output for the last pack, without --shape
+};
+
+TEST_F(CpuPackPortableMargin, AnAvx2KernelServesAvx512CpusOnlyForAClearGain) {
+  write_log(1.05);
+  EXPECT_EQ(served_on_v4(""), "avx512");  // 5% faster: within the CPU's 10%
+  EXPECT_NE(inspected_.find("(x86-64-v4) only where measured more than 10% faster"),
+            std::string::npos)
+      << inspected_;
+  EXPECT_EQ(served_on_v4("--portable-margin 0"), "avx2");
+  EXPECT_EQ(served_on_v4("--portable-margin 4"), "avx2");
+  write_log(1.25);
+  EXPECT_EQ(served_on_v4(""), "avx2");  // 25% faster: beyond it
+  EXPECT_EQ(served_on_v4("--portable-margin 30"), "avx512");
+}
+
+TEST_F(CpuPackPortableMargin, AMarginOutsideZeroToAHundredIsBadInput) {
+  write_log(1.05);
+  for (const char* bad : {"-1", "100", "nan"}) {
+    BuildRun b = build(std::string("--portable-margin ") + bad, "m.jsonl");
+    EXPECT_EQ(b.code, 1) << bad << ": " << b.err;
+    EXPECT_NE(b.err.find("--portable-margin"), std::string::npos) << b.err;
+    EXPECT_FALSE(fs::exists(dir_ / "libw.so"));
+  }
 }
 
 }  // namespace
