@@ -64,16 +64,16 @@ class CpuPackTarget : public PackTarget {
     return {levels.begin(), levels.end()};
   }
 
-  // An AVX-512 kernel runs on x86-64-v4 alone; an AVX2 one on v3 and on v4.
   // An AVX2 kernel in the x86-64-v4 dispatcher, only for a gain beyond 10%. Where an AVX-512
   // core's vector units are no wider than two AVX2 ones (Zen 4), the two templates' kernels
   // can time level, but the AVX2 one issues twice the instructions per FLOP, and on a shared
   // Zen 4 host it ran 1.2-1.4x slower than its AVX-512 twin through whole bench runs and level
   // in other phases (docs/results/cpu/README.md, AT): AVX2 kernels a tune had timed in a
-  // level phase were the packs' slowest instances in the bench. Where an AVX2 kernel wins for real (T = 1 of BERT, a
-  // 16-row problem, by 8-50%) the margin leaves it.
+  // level phase were the packs' slowest instances in the bench. Where an AVX2 kernel wins
+  // for real (T = 1 of BERT, a 16-row problem, by up to 50%) the margin leaves it.
   double portable_kernel_margin() const override { return 0.10; }
 
+  // An AVX-512 kernel runs on x86-64-v4 alone; an AVX2 one on v3 and on v4.
   std::string bound_arch(const MicroKernel& mk) const override {
     std::string level = x86_isa_level(mk.tmpl);
     return level == kTopLevel ? level : "";

@@ -1,7 +1,7 @@
-# The bench runs of section AT (every contender held to x86-64-v3 on the Zen 4 guest), one row
+# The bench runs of section AT on the Zen 4 guest (held/: every contender held to x86-64-v3), one row
 # per (pack, run): the report's geometric means, per op over oneDNN, the lowest instance and
 # T=128's share of that run's own peak probe (the higher of its two). Then per pack and op the
-# median over its runs. python3 tab.py [TAG...] (reads whole.TAG.N.txt/csv here)
+# median over its runs. run in held/ or margin/: python3 ../tab.py [TAG...] (reads whole.TAG.N.txt/csv there)
 import collections, csv, glob, math, re, statistics, sys
 tags = sys.argv[1:] or ["v", "f"]
 def geo(xs): return math.exp(sum(map(math.log, xs)) / len(xs))
