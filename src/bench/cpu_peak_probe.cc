@@ -10,14 +10,13 @@ double ProbedPeak::gflops() const { return std::max(std::max(before_gflops, afte
 
 namespace {
 
-// The highest GFLOP/s of any contender in the row: the pack's or a baseline's.
+// The highest GFLOP/s of any contender in the row: the pack's or a baseline's (the row's own
+// baseline fields mirror one of `baselines` where there are several).
 double fastest_gflops(const BenchRow& row) {
-  double best = row.pack_us > 0 ? row.flops / (row.pack_us * 1e3) : 0;
+  double best_tflops = std::max(row.pack_tflops(), row.baseline_tflops());
   for (const BaselineTiming& b : row.baselines)
-    if (b.us > 0) best = std::max(best, row.flops / (b.us * 1e3));
-  if (row.baselines.empty() && row.baseline_us > 0)
-    best = std::max(best, row.flops / (row.baseline_us * 1e3));
-  return best;
+    if (b.us > 0) best_tflops = std::max(best_tflops, row.flops / (b.us * 1e6));
+  return best_tflops * 1e3;
 }
 
 }  // namespace
