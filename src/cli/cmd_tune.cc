@@ -71,6 +71,7 @@ struct TuneOptions {
   std::string arch;  // --target cpu: the highest x86-64 level tuned
   bool constant_weights = false;  // --target cpu: time kernels on weights packed once
   int runoff = JointSearchOptions{}.runoff_finalists;
+  int restarts = JointSearchOptions{}.budget.restarts;
   std::string objective = "time";  // --objective: time or geomean
   std::string kernels;  // --kernels: a kernel list or a tuning log; empty: search
   bool json = false;
@@ -106,6 +107,10 @@ JointSearchOptions search_options(const TuneOptions& o) {
   if (o.runoff < 0)
     bad_option(fmt::format("--runoff: expected 0 (off) or a positive integer, got {}", o.runoff));
   s.runoff_finalists = o.runoff;
+  if (o.restarts < 0)
+    bad_option(fmt::format("--restarts: expected 0 (stop at the first stall) or a positive "
+                           "integer, got {}", o.restarts));
+  s.budget.restarts = o.restarts;
   s.objective =
       o.objective == "geomean" ? SearchObjective::kWeightedLogTime : SearchObjective::kWeightedTime;
   if (o.device < 0)
@@ -436,6 +441,11 @@ void register_tune(CLI::App& app, GlobalOptions& global, Action& action) {
                   "best) again, all of an op's together, and let those times decide the "
                   "instance: a same-time comparison, free of the rounds' luck. Logged as "
                   "\"runoff\" records; 0: off")
+      ->capture_default_str();
+  cmd->add_option("--restarts", o->restarts,
+                  "An op whose rounds stop improving while trials and time are left starts "
+                  "afresh up to N times (the next round explores as the first did) before it "
+                  "stops; 0: stop at the first stall")
       ->capture_default_str();
   cmd->add_option("--objective", o->objective,
                   "What the search minimises per op: time (default), the weighted mean latency, "

@@ -100,6 +100,10 @@ void TuneProgress::update(const SearchProgress& p) {
                         r.rejected, r.failed, r.duplicates, format_latency_us(r.weighted_mean_us),
                         std::min(op.trials(), op.trial_budget()), op.trial_budget(),
                         format_duration(p.elapsed_seconds)));
+        if (r.restarting)
+          line(fmt::format("{}: rounds stalled with budget left: starting afresh, the next "
+                           "round explores as the first did",
+                           op.op().name));
       }
       if (mode_ == Mode::kBar) draw(p);
       return;
@@ -203,6 +207,7 @@ nlohmann::ordered_json summary_json(const JointSearchResult& result, const Workl
     j["instances"] = o.instances;
     j["trials"] = o.trials;
     j["stopped"] = to_string(o.stop);
+    j["restarts"] = o.stats.restarts;
     j["weighted_mean_latency_us"] = number(o.weighted_mean_us);
     j["tflops"] = number(o.tflops);
     j["kernels_used"] = o.kernels_used;

@@ -52,6 +52,8 @@ class ImprovementTracker {
   // Records a round's weighted-mean latency; true when the op should stop.
   bool stalled_after(double weighted_mean_us);
   int stalled_rounds() const { return stalled_; }
+  // A fresh start of the search: patience counts again from now, against the best so far.
+  void restart() { stalled_ = 0; }
 
  private:
   int patience_;

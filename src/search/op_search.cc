@@ -57,7 +57,8 @@ OpSearch::OpSearch(const Workload& workload, const OpSpec& op, const SearchEnvir
       book_(table_),
       model_(std::make_unique<OpCostModel>(table_, env_.machine(), env_.cost_model)),
       rng_(op_seed(options.seed, op.name)),
-      tracker_(options.budget.patience_rounds, options.budget.min_improvement) {
+      tracker_(options.budget.patience_rounds, options.budget.min_improvement),
+      restarts_left_(std::max(0, options.budget.restarts)) {
   const SpaceContext context{env_.gpu, *op_, largest_shape(table_)};
   for (const TemplateSpace* t : templates_) spaces_.emplace_back(*t, context);
   choose_listed_kernels();
@@ -427,8 +428,10 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
     const size_t n = table_.size();
     const SelectionInput in{&predicted, candidates.size(), &table_.weights(), &inc.latency,
                             options_.objective};
-    const double epsilon =
-        book_.usable().empty() ? options_.first_round_exploration : options_.exploration;
+    const double epsilon = book_.usable().empty() || explore_afresh_
+                               ? options_.first_round_exploration
+                               : options_.exploration;
+    explore_afresh_ = false;
     // Borrowed kernels first (they come right after the population among the proposals),
     // then the model's selection for the slots left.
     std::vector<size_t> picks;
@@ -476,11 +479,31 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
     // A list is timed in full, however little its later kernels improve on the first.
     if (next_listed_ >= listed_.size() && pending_.empty()) stop(StopReason::kListed);
   } else {
-    if (tracker_.stalled_after(objective_value_us())) stop(StopReason::kNoImprovement);
-    if (trials() >= trial_budget() && pending_.empty()) stop(StopReason::kTrials);
+    const bool out_of_trials = trials() >= trial_budget() && pending_.empty();
+    if (tracker_.stalled_after(objective_value_us())) {
+      if (restarts_left_ > 0 && !out_of_trials && !deadline.expired()) {
+        restart();
+        report.restarting = true;
+      } else {
+        stop(StopReason::kNoImprovement);
+      }
+    }
+    if (out_of_trials) stop(StopReason::kTrials);
   }
   if (deadline.expired()) stop(StopReason::kTime);
   return report;
+}
+
+void OpSearch::restart() {
+  --restarts_left_;
+  ++stats_.restarts;
+  // The population holds the runners-up of rounds that refined the same few tiles; dropped,
+  // the next round's mutants come from the measured kernels alone and its fresh samples get
+  // the exploration share of a first round. The measurements, the model and the incumbent
+  // stay: a fresh start explores anew, it does not forget.
+  population_.clear();
+  explore_afresh_ = true;
+  tracker_.restart();
 }
 
 const CostModelQuality& OpSearch::evaluate_quality() {

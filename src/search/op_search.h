@@ -78,6 +78,7 @@ struct SearchEnvironment {
 
 struct OpSearchStats {
   int rounds = 0;
+  int restarts = 0;            // fresh starts after stalled rounds (SearchBudget::restarts)
   int resumed_kernels = 0;     // kernels the log already had
   size_t resumed_records = 0;  // their records
   int compiled = 0;            // kernels through the compiler in this run
@@ -110,6 +111,9 @@ struct RoundReport {
   int measured = 0;             // kernels timed
   int failed = 0;               // kernels whose measurement failed
   double weighted_mean_us = 0;  // of the op's assignment after the round
+  // The rounds had stalled with budget left: the op starts afresh next round instead of
+  // stopping (SearchBudget::restarts).
+  bool restarting = false;
 };
 
 // The kernel an instance gets, and how its latency is known.
@@ -253,6 +257,8 @@ class OpSearch {
   std::unique_ptr<OpCostModel> model_;
   double last_retrain_seconds_ = 0;  // of model_, for end_seconds()
   void retrain_model();
+  // The rounds stalled with budget left: drop the population, explore as a first round does.
+  void restart();
   std::vector<OpSearch*> peers_;  // told of every measurement this op records
   std::mt19937_64 rng_;
   std::map<std::string, LaunchPlan> plans_;
@@ -273,6 +279,8 @@ class OpSearch {
                           std::vector<std::vector<double>>& chosen_predicted);
   BinarySet binaries_;
   ImprovementTracker tracker_;
+  int restarts_left_ = 0;
+  bool explore_afresh_ = false;  // the next round is a fresh start's (SearchBudget::restarts)
   StopReason stop_ = StopReason::kNone;
   OpSearchStats stats_;
   CostModelQuality quality_;

@@ -43,6 +43,12 @@ struct SearchBudget {
   // (relative).
   int patience_rounds = 4;
   double min_improvement = 0.002;
+  // An op that stalls with trials and time left starts afresh this many times before it stops:
+  // its population (the mutations' parents among the unmeasured) is dropped and its next round
+  // draws first_round_exploration of its kernels at random, so that what the budget has left
+  // goes to kernels unlike those the search kept refining, and to the cost model's view of
+  // them. A fresh start that gains nothing within patience rounds stops the op as before.
+  int restarts = 1;
 };
 
 struct JointSearchOptions {

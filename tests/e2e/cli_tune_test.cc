@@ -66,6 +66,9 @@ TEST_F(CliTune, BadOptionsExitOneWithTheirMessage) {
        "\"10x\""},
       {"--jobs 0", "dietcode tune: --jobs: expected a positive integer, got 0"},
       {"--runoff -1", "dietcode tune: --runoff: expected 0 (off) or a positive integer, got -1"},
+      {"--restarts -2",
+       "dietcode tune: --restarts: expected 0 (stop at the first stall) or a positive integer, "
+       "got -2"},
       {"--device -1", "dietcode tune: --device: expected a CUDA device ordinal >= 0, got -1"},
       {"--noise 0.1",
        "dietcode tune: --noise needs --simulate (it is the simulated device's measurement "
@@ -137,6 +140,7 @@ TEST_F(CliTune, SimulatedRunWritesALabelledLogAndASummary) {
   EXPECT_EQ(op["op"], "up");
   EXPECT_EQ(op["trials"], 8);
   EXPECT_EQ(op["stopped"], "trial budget spent");
+  EXPECT_EQ(op["restarts"], 0);
   ASSERT_EQ(op["assignment"].size(), 16u);
   EXPECT_EQ(op["assignment"][0]["shape"], json({{"T", 1}}));
   EXPECT_GT(op["weighted_mean_latency_us"].get<double>(), 0);

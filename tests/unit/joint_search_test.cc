@@ -722,8 +722,53 @@ TEST_F(JointSearchTest, StopsEarlyWhenRoundsStopImproving) {
   options.budget.trials_per_op = 96;
   options.budget.patience_rounds = 1;
   options.budget.min_improvement = 0.99;  // no round can lower the mean by 99%
+  options.budget.restarts = 0;
   JointSearchResult result = run(device, options);
   EXPECT_EQ(result.ops[0].stop, StopReason::kNoImprovement);
+  EXPECT_EQ(result.ops[0].stats.rounds, 2);
+  EXPECT_EQ(result.ops[0].stats.restarts, 0);
+  EXPECT_EQ(result.ops[0].trials, 32);
+}
+
+// A stall with budget left is a fresh start, as many times as allowed; each costs patience
+// rounds more before the op stops for good.
+TEST_F(JointSearchTest, AStalledOpWithBudgetLeftStartsAfreshBeforeItStops) {
+  for (int restarts : {1, 2}) {
+    CountingDevice device(h100());
+    JointSearchOptions options;
+    options.budget.trials_per_op = 96;
+    options.budget.patience_rounds = 1;
+    options.budget.min_improvement = 0.99;
+    options.budget.restarts = restarts;
+    std::vector<int> restarting_rounds;
+    JointSearch search(workload_, {&workload_.ops[0]}, environment(device, nullptr, nullptr),
+                       options,
+                       [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
+    search.set_observer([&](const SearchProgress& p) {
+      if (p.kind == SearchProgress::Kind::kRound && p.round.restarting)
+        restarting_rounds.push_back(p.round.round);
+    });
+    JointSearchResult result = search.run();
+    EXPECT_EQ(result.ops[0].stop, StopReason::kNoImprovement) << restarts;
+    EXPECT_EQ(result.ops[0].stats.restarts, restarts);
+    EXPECT_EQ(result.ops[0].stats.rounds, 2 + restarts);
+    EXPECT_EQ(result.ops[0].trials, 16 * (2 + restarts));
+    std::vector<int> expected;
+    for (int r = 0; r < restarts; ++r) expected.push_back(2 + r);
+    EXPECT_EQ(restarting_rounds, expected) << restarts;
+  }
+}
+
+// No fresh start without trials to spend on it: the op stops where the budget ends.
+TEST_F(JointSearchTest, AStallThatSpentTheTrialsStopsWithoutARestart) {
+  CountingDevice device(h100());
+  JointSearchOptions options;
+  options.budget.trials_per_op = 32;
+  options.budget.patience_rounds = 1;
+  options.budget.min_improvement = 0.99;
+  options.budget.restarts = 3;
+  JointSearchResult result = run(device, options);
+  EXPECT_EQ(result.ops[0].stats.restarts, 0);
   EXPECT_EQ(result.ops[0].stats.rounds, 2);
   EXPECT_EQ(result.ops[0].trials, 32);
 }
