@@ -148,7 +148,7 @@ void print_report(const PackBuildReport& r, const std::vector<std::string>& arch
                 100 * r.timing_noise, r.timing_noise_from.c_str());
   else if (!r.timing_noise_from.empty())
     std::printf("timing noise: %s\n", r.timing_noise_from.c_str());
-  if (r.portable_margin > 0)
+  if (r.portable_margin_applied)
     std::printf("a kernel every arch runs (AVX2 on a CPU) is served on an arch with kernels of "
                 "its own (x86-64-v4) only where it was measured more than %.0f%% faster than "
                 "those (--portable-margin)\n",

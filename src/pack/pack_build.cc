@@ -271,7 +271,12 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
   for (const std::string& arch : archs) target.arch_number(arch);  // a UserError if foreign
   for (OpState& s : ops) {
     s.dispatchers = plan_dispatchers(s, archs, target);
-    for (Dispatcher& d : s.dispatchers) fit(s, d, options.tree, portable_margin);
+    for (Dispatcher& d : s.dispatchers) {
+      fit(s, d, options.tree, portable_margin);
+      // The margin matters only where a dispatcher chooses between both kinds of kernel.
+      report.portable_margin_applied =
+          report.portable_margin_applied || (portable_margin > 0 && !d.specific_arch.empty());
+    }
   }
   report.choices = !any_untuned ? choices.description()
                    : any_tuned  ? choices.description() + "; some ops " + fallback.description()
@@ -355,7 +360,7 @@ PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,
   report.archs = archs;
   request.choices = report.choices;
   request.timing_noise = options.tree.timing_noise;
-  request.portable_margin = portable_margin;
+  request.portable_margin = report.portable_margin_applied ? portable_margin : 0;
   for (OpState& s : ops) {
     OpBuildReport r;
     r.op = s.op->name;

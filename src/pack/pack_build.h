@@ -80,6 +80,9 @@ struct PackBuildReport {
   double timing_noise = 0;
   std::string timing_noise_from;
   double portable_margin = 0;  // the margin the dispatchers were fitted with (PackBuildOptions)
+  // Some dispatcher chose between kernels of its own arch and kernels every arch runs, so the
+  // margin took part (a pack of one ISA level has none such).
+  bool portable_margin_applied = false;
 };
 
 PackBuildReport build_pack(const Workload& workload, ChoicesProvider& choices,

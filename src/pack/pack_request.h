@@ -63,7 +63,8 @@ struct PackRequest {
   // times were taken as exact.
   double timing_noise = 0;
   // The margin the dispatchers of archs with kernels of their own were fitted with
-  // (PackBuildOptions::portable_margin); 0: none.
+  // (PackBuildOptions::portable_margin); 0: none, or no dispatcher had both kinds to choose
+  // from.
   double portable_margin = 0;
 };
 

@@ -143,6 +143,26 @@ TEST_F(CpuPackPortableMargin, AnAvx2KernelServesAvx512CpusOnlyForAClearGain) {
   EXPECT_EQ(served_on_v4("--portable-margin 30"), "avx512");
 }
 
+// A pack of one level has no dispatcher choosing between both kinds: it says nothing of a
+// margin, in build's report or in the manifest; a pack of both levels says it in both.
+TEST_F(CpuPackPortableMargin, OnlyAPackWithBothKindsToChooseFromSpeaksOfTheMargin) {
+  write_log(1.05);
+  for (const std::string arch : {"x86-64-v3", "x86-64-v3,x86-64-v4"}) {
+    BuildRun b = dietcode("build w.json --log m.jsonl -o libw.so --arch " + arch + " > build.txt");
+    ASSERT_EQ(b.code, 0) << b.err;
+    BuildRun i = dietcode("inspect libw.so > inspect-pack.txt");
+    ASSERT_EQ(i.code, 0) << i.err;
+    std::stringstream built, inspected;
+    built << std::ifstream(dir_ / "build.txt").rdbuf();
+    inspected << std::ifstream(dir_ / "inspect-pack.txt").rdbuf();
+    const bool both = arch.find("v4") != std::string::npos;
+    EXPECT_EQ(built.str().find("(--portable-margin)") != std::string::npos, both) << built.str();
+    EXPECT_EQ(inspected.str().find("only where measured more than 10% faster") != std::string::npos,
+              both)
+        << inspected.str();
+  }
+}
+
 TEST_F(CpuPackPortableMargin, AMarginOutsideZeroToAHundredIsBadInput) {
   write_log(1.05);
   for (const char* bad : {"-1", "100", "nan"}) {
