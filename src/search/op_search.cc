@@ -57,8 +57,7 @@ OpSearch::OpSearch(const Workload& workload, const OpSpec& op, const SearchEnvir
       book_(table_),
       model_(std::make_unique<OpCostModel>(table_, env_.machine(), env_.cost_model)),
       rng_(op_seed(options.seed, op.name)),
-      tracker_(options.budget.patience_rounds, options.budget.min_improvement),
-      restarts_left_(std::max(0, options.budget.restarts)) {
+      tracker_(options.budget.patience_rounds, options.budget.min_improvement) {
   const SpaceContext context{env_.gpu, *op_, largest_shape(table_)};
   for (const TemplateSpace* t : templates_) spaces_.emplace_back(*t, context);
   choose_listed_kernels();
@@ -481,7 +480,7 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
   } else {
     const bool out_of_trials = trials() >= trial_budget() && pending_.empty();
     if (tracker_.stalled_after(objective_value_us())) {
-      if (restarts_left_ > 0 && !out_of_trials && !deadline.expired()) {
+      if (stats_.restarts < options_.budget.restarts && !out_of_trials && !deadline.expired()) {
         restart();
         report.restarting = true;
       } else {
@@ -495,7 +494,6 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
 }
 
 void OpSearch::restart() {
-  --restarts_left_;
   ++stats_.restarts;
   // The population holds the runners-up of rounds that refined the same few tiles; dropped,
   // the next round's mutants come from the measured kernels alone and its fresh samples get

@@ -279,7 +279,6 @@ class OpSearch {
                           std::vector<std::vector<double>>& chosen_predicted);
   BinarySet binaries_;
   ImprovementTracker tracker_;
-  int restarts_left_ = 0;
   bool explore_afresh_ = false;  // the next round is a fresh start's (SearchBudget::restarts)
   StopReason stop_ = StopReason::kNone;
   OpSearchStats stats_;
