@@ -45,12 +45,13 @@ CostModel::CostModel(CostModelParams params) : params_(params), analytic_(params
 void CostModel::add_measurement(const KernelCandidate& candidate, const GemmShape& shape,
                                 double latency_us, double weight) {
   KernelProfile profile = make_profile(candidate);
-  add_measurement(candidate.mk.key(), kernel_features(candidate),
+  add_measurement(candidate.mk.key(), kernel_features(candidate), shape,
                   analytic_terms(profile, shape, analytic_), latency_us, weight);
 }
 
 void CostModel::add_measurement(const std::string& kernel_key, const KernelFeatures& features,
-                                const AnalyticTerms& terms, double latency_us, double weight) {
+                                const GemmShape& shape, const AnalyticTerms& terms,
+                                double latency_us, double weight) {
   if (!(latency_us > 0) || !std::isfinite(latency_us))
     throw std::invalid_argument("CostModel: latency of " + kernel_key + " must be positive, got " +
                                 std::to_string(latency_us));
@@ -63,7 +64,7 @@ void CostModel::add_measurement(const std::string& kernel_key, const KernelFeatu
                                 std::to_string(kFeatureCount));
   const auto [id, fresh] = kernel_ids_.try_emplace(kernel_key, kernel_keys_.size());
   if (fresh) kernel_keys_.push_back(kernel_key);
-  rows_.push_back({id->second, features, terms, latency_us, weight});
+  rows_.push_back({id->second, features, shape, terms, latency_us, weight});
 }
 
 size_t CostModel::distinct_kernels() const { return kernel_keys_.size(); }
@@ -78,6 +79,7 @@ TrainingReport CostModel::retrain() {
 
   learned_ = false;
   measured_labels_.clear();
+  measured_shape_labels_.clear();
   if (report_.kernels >= params_.min_kernels_to_learn && report_.kernels > 0) train_booster();
   report_.learned = learned_;
 
@@ -162,6 +164,7 @@ void CostModel::train_booster() {
     const std::vector<size_t>& members = members_of[k];
     if (members.empty()) continue;
     double label_sum = 0, weight_sum = 0;
+    std::vector<ShapeLabel> along;
     for (size_t i : members) {
       const Row& r = rows_[i];
       AnalyticTerms t = with_params(r.terms, analytic_);
@@ -170,11 +173,18 @@ void CostModel::train_booster() {
       double w = r.weight * compute_share(t, r.latency_us);
       label_sum += w * y;
       weight_sum += w;
+      if (params_.own_label_bandwidth > 0) along.push_back({r.shape, y, w});
     }
     if (!(weight_sum > 0)) continue;
     features.add_row(rows_[members.back()].features.values);  // the latest, e.g. compiled
     labels.push_back(float(label_sum / weight_sum));
     measured_labels_[key] = label_sum / weight_sum;
+    if (!along.empty()) {
+      // Weights relative to the kernel's mean, so the prior's weight counts measurements.
+      const double mean_w = weight_sum / along.size();
+      for (ShapeLabel& l : along) l.weight /= mean_w;
+      measured_shape_labels_[key] = std::move(along);
+    }
     weights.push_back(float(weight_sum / members.size()));
   }
   if (labels.size() < params_.min_kernels_to_learn || labels.empty()) return;
@@ -228,15 +238,45 @@ std::vector<double> CostModel::predict_throughput(
   return throughputs(candidates, nullptr);
 }
 
+double CostModel::own_label_at(const std::vector<ShapeLabel>& labels, double mean,
+                               const GemmShape& shape) const {
+  auto log_ratio = [](int64_t a, int64_t b) {
+    return std::log(double(std::max<int64_t>(a, 1)) / double(std::max<int64_t>(b, 1)));
+  };
+  const double h = params_.own_label_bandwidth;
+  double sum = params_.own_label_prior_weight * mean, weight = params_.own_label_prior_weight;
+  for (const ShapeLabel& l : labels) {
+    const double d2 = std::pow(log_ratio(shape.batch, l.shape.batch), 2) +
+                      std::pow(log_ratio(shape.M, l.shape.M), 2) +
+                      std::pow(log_ratio(shape.N, l.shape.N), 2) +
+                      std::pow(log_ratio(shape.K, l.shape.K), 2);
+    const double g = l.weight * std::exp(-0.5 * d2 / (h * h));
+    sum += g * l.label;
+    weight += g;
+  }
+  return weight > 0 ? sum / weight : mean;
+}
+
 std::vector<double> CostModel::predict_latency_us(const std::vector<KernelCandidate>& candidates,
                                                   const std::vector<GemmShape>& shapes) const {
   std::vector<KernelProfile> profiles;
   std::vector<double> f_mk = throughputs(candidates, &profiles);
   std::vector<double> out(candidates.size() * shapes.size());
-  for (size_t c = 0; c < candidates.size(); ++c)
-    for (size_t s = 0; s < shapes.size(); ++s)
-      out[c * shapes.size() + s] =
-          model_latency_us(analytic_terms(profiles[c], shapes[s], analytic_), f_mk[c]);
+  const bool along_shapes = learned_ && params_.own_label_for_measured &&
+                            params_.own_label_bandwidth > 0 && !measured_shape_labels_.empty();
+  for (size_t c = 0; c < candidates.size(); ++c) {
+    const auto own = along_shapes ? measured_shape_labels_.find(candidates[c].mk.key())
+                                  : measured_shape_labels_.end();
+    for (size_t s = 0; s < shapes.size(); ++s) {
+      const AnalyticTerms terms = analytic_terms(profiles[c], shapes[s], analytic_);
+      double f = f_mk[c];
+      if (own != measured_shape_labels_.end()) {
+        const double mean = measured_labels_.at(own->first);
+        f = std::exp(own_label_at(own->second, mean, shapes[s])) * profiles[c].peak_flops_per_us;
+      }
+      out[c * shapes.size() + s] = model_latency_us(terms, f);
+    }
+  }
   return out;
 }
 

@@ -76,7 +76,7 @@ void OpCostModel::add_rows(const KernelEntry& entry, const InstanceTable& table,
   auto add = [&](size_t i) {
     const double latency = entry.latency_us[i];
     if (!(latency > 0) || !std::isfinite(latency)) return;
-    model_.add_measurement(key, features,
+    model_.add_measurement(key, features, table.shapes()[i],
                            analytic_terms(profile, table.shapes()[i], model_.analytic_params()),
                            latency, weight * table.priorities()[i]);
   };

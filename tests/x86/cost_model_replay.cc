@@ -74,6 +74,7 @@ struct Replay {
   double shape_spearman = 0;  // over every kernel, on held-out instances
   size_t kernels = 0;
   std::map<std::string, std::pair<double, int>> per_instance;  // Spearman sum, seeds
+  std::map<std::string, std::pair<double, int>> per_shape;  // the same with the shape held out
   std::map<std::string, InstanceQuality> first_split;          // the first seed's, per instance
   TrainingReport fitted;  // of a model that learned every kernel: the analytic knobs it fitted
 };
@@ -101,6 +102,11 @@ Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& m
     if (q.shapes_evaluated && std::isfinite(q.shapes.mean_spearman)) {
       ++out.shape_seeds;
       out.shape_spearman += q.shapes.mean_spearman;
+      for (const InstanceQuality& i : q.shapes.per_instance)
+        if (std::isfinite(i.spearman)) {
+          out.per_shape[i.instance].first += i.spearman;
+          ++out.per_shape[i.instance].second;
+        }
     }
     out.spearman += q.summary.mean_spearman;
     out.within += q.summary.fraction_within;
@@ -143,6 +149,8 @@ int run(int argc, char** argv) {
     else if (flag == "--gpu") gpu = argv[a + 1];
     else if (flag == "--peer-weight") params.peer_weight = std::atof(argv[a + 1]);
     else if (flag == "--own-label") params.own_label_for_measured = std::atoi(argv[a + 1]) != 0;
+    else if (flag == "--bandwidth") params.own_label_bandwidth = std::atof(argv[a + 1]);
+    else if (flag == "--prior-weight") params.own_label_prior_weight = std::atof(argv[a + 1]);
     else if (flag == "--templates") per_template = std::atoi(argv[a + 1]) != 0;
     // XGBoost's settings, to try others on logs already measured.
     else if (flag == "--depth") params.xgb.max_depth = std::atoi(argv[a + 1]);
@@ -218,6 +226,12 @@ int run(int argc, char** argv) {
           fmt::print("    {:<12} Spearman {:.3f}  picked {} ({:+.1f}% over the best, {})\n", name,
                      sum.first / sum.second, first.picked, 100 * first.regret, first.best);
         }
+      if (per_instance && tmpl.empty() && !r.per_shape.empty()) {
+        fmt::print("    held out as a shape:");
+        for (const auto& [name, sum] : r.per_shape)
+          fmt::print(" {} {:.2f}", name, sum.first / sum.second);
+        fmt::print("\n");
+      }
     }
   }
   return 0;
