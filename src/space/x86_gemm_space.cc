@@ -9,7 +9,10 @@
 // that spills a cache level is slow, not wrong. SHARE_W = 1 packs W (the core's B) once for
 // every worker and hands out blocks of C instead of a band per worker, each packing its own
 // part of W (templates/x86/shared_b_x86.h); kernels of logs from before it had 0.
+#include <map>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "space/templates.h"
 #include "space/x86_space_rules.h"
@@ -24,6 +27,7 @@ struct IsaShape {
   int registers;      // R
   std::vector<int> nr;
   std::vector<int> mr;
+  std::vector<std::map<std::string, int>> seeds;  // beyond the default with W shared
 };
 
 TemplateSpace make_x86_space(const IsaShape& isa) {
@@ -51,6 +55,7 @@ TemplateSpace make_x86_space(const IsaShape& isa) {
     s.constraints.push_back(std::move(c));
   // The default with W shared by the workers, so that the first round times it.
   s.seeds = {{{"SHARE_W", 1}}};
+  s.seeds.insert(s.seeds.end(), isa.seeds.begin(), isa.seeds.end());
   s.supports = [](const OpSpec& op) { return op.dtype == DType::kFloat32; };
   return s;
 }
@@ -64,8 +69,16 @@ const TemplateSpace& x86_avx2_f32_space() {
 }
 
 const TemplateSpace& x86_avx512_f32_space() {
+  // The seed: 6 rows of X broadcast against four vectors of W (24 accumulators), the register
+  // tile oneDNN's AVX-512 matmul uses, in blocks that fit a Zen 4 core's 1 MiB L2 (KC 512, NC
+  // 512), W's panels packed by each worker (SHARE_W 0) and read four k steps ahead. On BERT's
+  // fc2 (K = 3072) from T = 16 up it ran 5-12% faster than the 8 x 32 kernel a 15-minute tune
+  // had settled on, timed together in the tuner's worker (docs/results/cpu/README.md, AV); the
+  // tune had timed 70 kernels of that op without reaching it.
   static const TemplateSpace space = make_x86_space(
-      {"x86_avx512_f32", 16, 32, {16, 32, 48, 64}, {1, 2, 3, 4, 6, 8, 12, 14, 24, 28}});
+      {"x86_avx512_f32", 16, 32, {16, 32, 48, 64}, {1, 2, 3, 4, 6, 8, 12, 14, 24, 28},
+       {{{"MR", 6}, {"NR", 64}, {"KC", 512}, {"MC", 96}, {"NC", 512}, {"LOOP_ORDER", 0},
+         {"PACK_A", 0}, {"PREFETCH", 4}, {"UNROLL", 1}}}});
   return space;
 }
 

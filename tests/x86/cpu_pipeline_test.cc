@@ -258,6 +258,21 @@ TEST_F(CpuPipeline, TheWbcastFormIsSeededWithTheVendorsAvx2Tile) {
   EXPECT_EQ(start.front().get("MR"), 6);  // the default stays first
 }
 
+// The AVX-512 BLIS form's seed is the register tile of oneDNN's AVX-512 matmul, 6 rows of X by
+// 64 columns of W (four vectors, 24 accumulators), valid there and timed in the first round
+// after the default and its shared-W twin.
+TEST_F(CpuPipeline, TheAvx512BlisFormIsSeededWithTheVendorsTile) {
+  SearchSpace s = first_op_space(x86_avx512_f32_space());
+  const std::vector<MicroKernel> start = x86_avx512_f32_space().starting_kernels();
+  std::string why;
+  bool seeded = false;
+  for (const MicroKernel& k : start)
+    seeded |= k.get("MR") == 6 && k.get("NR") == 64 && k.get("KC") == 512 &&
+              k.get("LOOP_ORDER") == 0 && k.get("SHARE_W") == 0 && s.is_valid(k, &why);
+  EXPECT_TRUE(seeded) << why;
+  EXPECT_EQ(start.front(), x86_avx512_f32_space().defaults());  // the default stays first
+}
+
 TEST_F(CpuPipeline, OneWorkerTakesNoThreadGrid) {
   const OpSpec& op = workload_.ops[0];
   for (const TemplateSpace* space :
