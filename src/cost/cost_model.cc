@@ -78,8 +78,7 @@ TrainingReport CostModel::retrain() {
   report_.analytic = analytic_;
 
   learned_ = false;
-  measured_labels_.clear();
-  measured_shape_labels_.clear();
+  own_labels_.clear();
   if (report_.kernels >= params_.min_kernels_to_learn && report_.kernels > 0) train_booster();
   report_.learned = learned_;
 
@@ -178,13 +177,10 @@ void CostModel::train_booster() {
     if (!(weight_sum > 0)) continue;
     features.add_row(rows_[members.back()].features.values);  // the latest, e.g. compiled
     labels.push_back(float(label_sum / weight_sum));
-    measured_labels_[key] = label_sum / weight_sum;
-    if (!along.empty()) {
-      // Weights relative to the kernel's mean, so the prior's weight counts measurements.
-      const double mean_w = weight_sum / along.size();
-      for (ShapeLabel& l : along) l.weight /= mean_w;
-      measured_shape_labels_[key] = std::move(along);
-    }
+    // Weights relative to the kernel's mean, so the prior's weight counts measurements.
+    const double mean_w = weight_sum / double(std::max<size_t>(along.size(), 1));
+    for (ShapeLabel& l : along) l.weight /= mean_w;
+    own_labels_[key] = {label_sum / weight_sum, std::move(along)};
     weights.push_back(float(weight_sum / members.size()));
   }
   if (labels.size() < params_.min_kernels_to_learn || labels.empty()) return;
@@ -219,9 +215,9 @@ std::vector<double> CostModel::throughputs(const std::vector<KernelCandidate>& c
     for (size_t i = 0; i < candidates.size(); ++i) {
       // A kernel measured on some shapes is predicted on the others from its own label:
       // what it did beats what kernels with features like its did.
-      const bool ask = params_.own_label_for_measured && !measured_labels_.empty();
-      const auto own = ask ? measured_labels_.find(candidates[i].mk.key()) : measured_labels_.end();
-      const double log_f = own != measured_labels_.end() ? own->second : double(log_efficiency[i]);
+      const bool ask = params_.own_label_for_measured && !own_labels_.empty();
+      const auto own = ask ? own_labels_.find(candidates[i].mk.key()) : own_labels_.end();
+      const double log_f = own != own_labels_.end() ? own->second.mean : double(log_efficiency[i]);
       out[i] = std::exp(log_f) * profiles[i].peak_flops_per_us;
     }
   } else {
@@ -238,14 +234,13 @@ std::vector<double> CostModel::predict_throughput(
   return throughputs(candidates, nullptr);
 }
 
-double CostModel::own_label_at(const std::vector<ShapeLabel>& labels, double mean,
-                               const GemmShape& shape) const {
+double CostModel::own_label_at(const OwnLabels& own, const GemmShape& shape) const {
   auto log_ratio = [](int64_t a, int64_t b) {
     return std::log(double(std::max<int64_t>(a, 1)) / double(std::max<int64_t>(b, 1)));
   };
   const double h = params_.own_label_bandwidth;
-  double sum = params_.own_label_prior_weight * mean, weight = params_.own_label_prior_weight;
-  for (const ShapeLabel& l : labels) {
+  double sum = params_.own_label_prior_weight * own.mean, weight = params_.own_label_prior_weight;
+  for (const ShapeLabel& l : own.along) {
     const double d2 = std::pow(log_ratio(shape.batch, l.shape.batch), 2) +
                       std::pow(log_ratio(shape.M, l.shape.M), 2) +
                       std::pow(log_ratio(shape.N, l.shape.N), 2) +
@@ -254,7 +249,7 @@ double CostModel::own_label_at(const std::vector<ShapeLabel>& labels, double mea
     sum += g * l.label;
     weight += g;
   }
-  return weight > 0 ? sum / weight : mean;
+  return weight > 0 ? sum / weight : own.mean;
 }
 
 std::vector<double> CostModel::predict_latency_us(const std::vector<KernelCandidate>& candidates,
@@ -262,19 +257,21 @@ std::vector<double> CostModel::predict_latency_us(const std::vector<KernelCandid
   std::vector<KernelProfile> profiles;
   std::vector<double> f_mk = throughputs(candidates, &profiles);
   std::vector<double> out(candidates.size() * shapes.size());
+  // f_mk already holds a measured kernel's mean label; with its labels shape by shape, each
+  // shape gets the label of the shapes near it instead.
   const bool along_shapes = learned_ && params_.own_label_for_measured &&
-                            params_.own_label_bandwidth > 0 && !measured_shape_labels_.empty();
+                            params_.own_label_bandwidth > 0 && !own_labels_.empty();
   for (size_t c = 0; c < candidates.size(); ++c) {
-    const auto own = along_shapes ? measured_shape_labels_.find(candidates[c].mk.key())
-                                  : measured_shape_labels_.end();
+    const OwnLabels* own = nullptr;
+    if (along_shapes) {
+      const auto it = own_labels_.find(candidates[c].mk.key());
+      if (it != own_labels_.end() && !it->second.along.empty()) own = &it->second;
+    }
     for (size_t s = 0; s < shapes.size(); ++s) {
-      const AnalyticTerms terms = analytic_terms(profiles[c], shapes[s], analytic_);
-      double f = f_mk[c];
-      if (own != measured_shape_labels_.end()) {
-        const double mean = measured_labels_.at(own->first);
-        f = std::exp(own_label_at(own->second, mean, shapes[s])) * profiles[c].peak_flops_per_us;
-      }
-      out[c * shapes.size() + s] = model_latency_us(terms, f);
+      const double f = own ? std::exp(own_label_at(*own, shapes[s])) * profiles[c].peak_flops_per_us
+                           : f_mk[c];
+      out[c * shapes.size() + s] =
+          model_latency_us(analytic_terms(profiles[c], shapes[s], analytic_), f);
     }
   }
   return out;

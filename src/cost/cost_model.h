@@ -139,18 +139,21 @@ class CostModel {
   std::unordered_map<std::string, size_t> kernel_ids_;
   XgbRegressor booster_;
   bool learned_ = false;
-  std::map<std::string, double> measured_labels_;  // kernel key -> its mean log label
-  // A kernel's labels shape by shape, for own_label_bandwidth.
+  // What a measured kernel's own measurements say (own_label_for_measured): its mean log label,
+  // and its labels shape by shape for own_label_bandwidth (empty when that is 0).
   struct ShapeLabel {
     GemmShape shape;
     double label;
     double weight;  // relative to the kernel's mean weight
   };
-  std::map<std::string, std::vector<ShapeLabel>> measured_shape_labels_;
+  struct OwnLabels {
+    double mean = 0;
+    std::vector<ShapeLabel> along;
+  };
+  std::map<std::string, OwnLabels> own_labels_;  // by kernel key
   // The label of a measured kernel on `shape`: its labels on the shapes near it, shrunk towards
   // its mean label.
-  double own_label_at(const std::vector<ShapeLabel>& labels, double mean,
-                      const GemmShape& shape) const;
+  double own_label_at(const OwnLabels& own, const GemmShape& shape) const;
   TrainingReport report_;
 };
 

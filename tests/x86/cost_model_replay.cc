@@ -79,6 +79,15 @@ struct Replay {
   TrainingReport fitted;  // of a model that learned every kernel: the analytic knobs it fitted
 };
 
+// Adds each ranked instance's Spearman to its sum and count.
+void add_spearman(const QualitySummary& q, std::map<std::string, std::pair<double, int>>& sums) {
+  for (const InstanceQuality& i : q.per_instance)
+    if (std::isfinite(i.spearman)) {
+      sums[i.instance].first += i.spearman;
+      ++sums[i.instance].second;
+    }
+}
+
 Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& machine,
               const std::vector<const TuningRecord*>& records, const std::string& tmpl,
               int seeds, const std::vector<PeerBook>& peers, const CostModelParams& params) {
@@ -102,21 +111,13 @@ Replay replay(const OpSpec& op, const InstanceTable& table, const MachineSpec& m
     if (q.shapes_evaluated && std::isfinite(q.shapes.mean_spearman)) {
       ++out.shape_seeds;
       out.shape_spearman += q.shapes.mean_spearman;
-      for (const InstanceQuality& i : q.shapes.per_instance)
-        if (std::isfinite(i.spearman)) {
-          out.per_shape[i.instance].first += i.spearman;
-          ++out.per_shape[i.instance].second;
-        }
+      add_spearman(q.shapes, out.per_shape);
     }
     out.spearman += q.summary.mean_spearman;
     out.within += q.summary.fraction_within;
     out.regret += q.summary.weighted_mean_regret;
     for (const InstanceQuality& i : q.summary.per_instance) out.first_split.emplace(i.instance, i);
-    for (const InstanceQuality& i : q.summary.per_instance)
-      if (std::isfinite(i.spearman)) {
-        out.per_instance[i.instance].first += i.spearman;
-        ++out.per_instance[i.instance].second;
-      }
+    add_spearman(q.summary, out.per_instance);
   }
   if (out.seeds) {
     out.spearman /= out.seeds;
