@@ -93,6 +93,8 @@ void TuneProgress::update(const SearchProgress& p) {
       } else if (mode_ == Mode::kLines || verbose_) {
         std::string what = fmt::format("{} new", r.selected);
         if (r.completed) what += fmt::format(", {} from the log completed", r.completed);
+        if (r.cut_for_time)
+          what += fmt::format(", {} more left out to end within the time budget", r.cut_for_time);
         line(
             fmt::format("{}: round {}: {} kernels ({}), {} measured, {} rejected, {} failed, {} "
                         "duplicate; weighted mean {}; trials {}/{}; {}",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -73,12 +74,16 @@ int JointSearch::round_cap(const Deadline& deadline, size_t position) const {
   // kernel, before a whole round might spend the budget on the first op alone.
   if (kernels == 0 || seconds <= 0)
     return options_.jobs > 0 ? options_.jobs : default_compile_jobs();
+  return std::max(1, int(round_share_seconds(deadline, position) / (seconds / kernels)));
+}
+
+double JointSearch::round_share_seconds(const Deadline& deadline, size_t position) const {
+  if (!deadline.limited()) return INFINITY;
   // The time left is shared by the ops still to take their turn in this pass, so that under a
   // tight budget every op gets kernels, not only the first ones.
   int waiting = 0;
   for (size_t n = position; n < searches_.size(); ++n) waiting += !searches_[n]->finished();
-  const double share = deadline.remaining() / std::max(waiting, 1);
-  return std::max(1, int(share / (seconds / kernels)));
+  return deadline.remaining() / std::max(waiting, 1);
 }
 
 std::vector<MicroKernel> JointSearch::kernels_of_other_ops(size_t position) const {
@@ -167,10 +172,14 @@ JointSearchResult JointSearch::run() {
         continue;
       }
       s.borrow(kernels_of_other_ops(n));
-      const RoundReport report = s.run_round(rounds, round_cap(rounds, n), [&] {
-        notify(SearchProgress::Kind::kBatch, s, nullptr, deadline);
-      });
-      notify(SearchProgress::Kind::kRound, s, &report, deadline);
+      // The cap counts kernels at the run's average cost, from before this op timed any; the
+      // share in seconds prices the round's own picks once the op has rounds to go by.
+      const RoundReport report = s.run_round(
+          rounds, round_cap(rounds, n),
+          [&] { notify(SearchProgress::Kind::kBatch, s, nullptr, deadline); },
+          round_share_seconds(rounds, n));
+      if (report.selected + report.completed > 0 || report.cut_for_time == 0)
+        notify(SearchProgress::Kind::kRound, s, &report, deadline);
       if (s.stop_reason() == StopReason::kTime) result.out_of_time = true;
       active = active || !s.finished();
     }

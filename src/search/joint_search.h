@@ -115,6 +115,9 @@ class JointSearch {
   // left at the rate kernels were compiled and timed so far (one wave of parallel compiles
   // before there is a rate); INT_MAX without a time budget.
   int round_cap(const Deadline& deadline, size_t position) const;
+  // The seconds of `deadline` left for the op at `position` in this pass; infinite without a
+  // time budget.
+  double round_share_seconds(const Deadline& deadline, size_t position) const;
   // What the ops' ends will take, all together (OpSearch::end_seconds).
   double end_seconds() const;
   OpOutcome outcome(OpSearch& search) const;

@@ -209,7 +209,7 @@ void OpSearch::learn_from_peers(std::vector<OpSearch*> peers) {
   if (learned) retrain_model();
 }
 
-void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
+double OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
                              const std::vector<std::vector<size_t>>& indices, RoundReport& report,
                              const std::function<void()>& on_batch, int runoff) {
   // Kernels compiled in this round are measured even past the deadline: measuring is the
@@ -229,6 +229,7 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
     jobs.emplace_back(inputs.begin() + std::ptrdiff_t(begin),
                       inputs.begin() + std::ptrdiff_t(std::min(inputs.size(), begin + batch)));
   double committing = 0;  // log writes and learning, not measuring
+  double timed_us = 0;
   auto commit = [&](size_t job, std::vector<MeasureResult>& results) {
     const auto begin = std::chrono::steady_clock::now();
     if (results.size() != jobs[job].size())
@@ -237,6 +238,8 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
     for (size_t j = 0; j < results.size(); ++j) {
       record(jobs[job][j], indices[job * batch + j], results[j], runoff);
       if (results[j].status == MeasureStatus::kOk) {
+        for (double us : results[j].latency_us)
+          if (std::isfinite(us)) timed_us += us;
         ++report.measured;
         if (runoff == 0) ++stats_.measured_kernels;  // a runoff times kernels counted before
       } else {
@@ -257,6 +260,7 @@ void OpSearch::measure_ready(const std::vector<MeasureInput>& inputs,
     }
   }
   stats_.measure_seconds += std::max(0.0, seconds_since(start) - committing);
+  return timed_us;
 }
 
 std::vector<CompiledCandidate> OpSearch::compile(const std::vector<MicroKernel>& mks) {
@@ -285,6 +289,8 @@ void OpSearch::compile_and_measure(const std::vector<MicroKernel>& chosen,
                                    const std::vector<double>& incumbent, bool every_instance,
                                    RoundReport& report, const std::function<void()>& on_batch) {
   if (chosen.empty()) return;
+  const double compile_before = stats_.compile_seconds;
+  const double measure_before = stats_.measure_seconds;
   std::vector<CompiledCandidate> compiled = compile(chosen);
   stats_.compiled += int(compiled.size());
 
@@ -324,7 +330,27 @@ void OpSearch::compile_and_measure(const std::vector<MicroKernel>& chosen,
     inputs.push_back(std::move(input));
     indices.push_back(std::move(which));
   }
-  measure_ready(inputs, indices, report, on_batch);
+  const double timed_us = measure_ready(inputs, indices, report, on_batch);
+  round_cost_.add(int(chosen.size()), timed_us,
+                  stats_.compile_seconds - compile_before + stats_.measure_seconds - measure_before);
+}
+
+size_t OpSearch::picks_within(const std::vector<size_t>& picks,
+                              const std::vector<double>& predicted, size_t already,
+                              double seconds_share) const {
+  if (!std::isfinite(seconds_share) || !round_cost_.known()) return picks.size();
+  const size_t n = table_.size();
+  // A kernel is timed on all instances, or on a sample of max_instances_per_kernel of them.
+  const double timed_share = double(std::min(n, options_.max_instances_per_kernel)) / double(n);
+  double timed_us = 0;
+  for (size_t keep = 0; keep < picks.size(); ++keep) {
+    double row = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (std::isfinite(predicted[picks[keep] * n + i])) row += predicted[picks[keep] * n + i];
+    timed_us += row * timed_share;
+    if (round_cost_.seconds(int(already + keep + 1), timed_us) > seconds_share) return keep;
+  }
+  return picks.size();
 }
 
 RoundReport OpSearch::complete_kernels_in_use(int max_kernels,
@@ -388,7 +414,7 @@ RoundReport OpSearch::runoff(const std::function<void()>& on_batch) {
 }
 
 RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
-                                const std::function<void()>& on_batch) {
+                                const std::function<void()>& on_batch, double seconds_share) {
   RoundReport report;
   report.round = ++stats_.rounds;
   auto start = std::chrono::steady_clock::now();
@@ -440,6 +466,20 @@ RoundReport OpSearch::run_round(const Deadline& deadline, int max_new_kernels,
       if (borrowed_keys.count(proposals[c].key())) picks.push_back(c);
     for (size_t p : select_round(in, size_t(slots) - picks.size(), epsilon, rng_))
       if (std::find(picks.begin(), picks.end(), p) == picks.end()) picks.push_back(p);
+    // The last rounds of a time budget: as many picks as their predicted cost lets fit, so
+    // that a round of slow kernels does not outlast the budget. None fits: the op is done.
+    if (const size_t fit = picks_within(picks, predicted, chosen.size(), seconds_share);
+        fit < picks.size()) {
+      report.cut_for_time = int(picks.size() - fit);
+      picks.resize(fit);
+      if (picks.empty() && chosen.empty()) {
+        --stats_.rounds;  // not started
+        stop(StopReason::kTime);
+        stats_.model_seconds += seconds_since(start);
+        report.weighted_mean_us = weighted_mean_us();
+        return report;
+      }
+    }
 
     // The runners-up are next round's population (and parents).
     std::vector<char> picked(candidates.size(), 0);

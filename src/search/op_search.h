@@ -24,6 +24,7 @@
 #pragma once
 
 #include <climits>
+#include <cmath>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -41,6 +42,7 @@
 #include "search/instance_table.h"
 #include "search/kernel_book.h"
 #include "search/model_quality.h"
+#include "search/round_cost.h"
 #include "search/op_cost_model.h"
 #include "search/search_options.h"
 #include "search/tuning_log.h"
@@ -114,6 +116,9 @@ struct RoundReport {
   // The rounds had stalled with budget left: the op starts afresh next round instead of
   // stopping (SearchBudget::restarts).
   bool restarting = false;
+  // Picks left out because the round, priced by round_cost.h, would have outlasted the
+  // caller's share of the time.
+  int cut_for_time = 0;
 };
 
 // The kernel an instance gets, and how its latency is known.
@@ -149,11 +154,13 @@ class OpSearch {
   void resume_from(const std::vector<const TuningRecord*>& records,
                    std::vector<std::string>& notes);
 
-  // One round of at most max_new_kernels new candidates (the caller's share of the time left);
-  // every kernel the round compiles is measured. on_batch is called after every measured batch
-  // (for progress displays).
+  // One round of at most max_new_kernels new candidates, and no more than its predicted cost
+  // lets fit in seconds_share (the caller's share of the time left; round_cost.h); a round
+  // that no kernel fits in is not started, and the op stops for time. Every kernel the round
+  // compiles is measured. on_batch is called after every measured batch (progress displays).
   RoundReport run_round(const Deadline& deadline, int max_new_kernels = INT_MAX,
-                        const std::function<void()>& on_batch = {});
+                        const std::function<void()>& on_batch = {},
+                        double seconds_share = INFINITY);
 
   // When kernels were timed on a sample of the instances (max_instances_per_kernel), times
   // the kernels serving most of the op's time (at most max_kernels of them) on every instance
@@ -242,8 +249,9 @@ class OpSearch {
                            const std::vector<std::vector<double>>& predicted,
                            const std::vector<double>& incumbent, bool every_instance,
                            RoundReport& report, const std::function<void()>& on_batch);
-  // runoff > 0: the inputs are that runoff's, measured in a single job (runoff.h).
-  void measure_ready(const std::vector<MeasureInput>& inputs,
+  // runoff > 0: the inputs are that runoff's, measured in a single job (runoff.h). Returns
+  // the sum of the latencies measured over every (kernel, instance) pair.
+  double measure_ready(const std::vector<MeasureInput>& inputs,
                      const std::vector<std::vector<size_t>>& indices, RoundReport& report,
                      const std::function<void()>& on_batch, int runoff = 0);
 
@@ -256,6 +264,11 @@ class OpSearch {
   KernelBook book_;
   std::unique_ptr<OpCostModel> model_;
   double last_retrain_seconds_ = 0;  // of model_, for end_seconds()
+  RoundCostFit round_cost_;          // this op's rounds' wall time, for run_round's share
+  // How many of picks (indices into predicted's candidates, rows of table_.size()) fit in
+  // seconds_share with `already` kernels in the round besides.
+  size_t picks_within(const std::vector<size_t>& picks, const std::vector<double>& predicted,
+                      size_t already, double seconds_share) const;
   void retrain_model();
   // The rounds stalled with budget left: drop the population, explore as a first round does.
   void restart();

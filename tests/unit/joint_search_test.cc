@@ -87,6 +87,12 @@ class CountingDevice : public Measurer {
       if (per_input.count() > 0 && loaded.insert(inputs[i].mk.key()).second)
         std::this_thread::sleep_for(per_input);
       if (per_instance.count() > 0) std::this_thread::sleep_for(per_instance * inputs[i].instances.size());
+      if (wall_per_latency > 0 && results[i].status == MeasureStatus::kOk) {
+        double latency_us = 0;
+        for (double l : results[i].latency_us) latency_us += l;
+        std::this_thread::sleep_for(
+            std::chrono::microseconds(int64_t(wall_per_latency * latency_us)));
+      }
       const std::string key = inputs[i].mk.key();
       kernels.insert(key);
       ++inputs_measured;
@@ -108,6 +114,9 @@ class CountingDevice : public Measurer {
   std::function<std::optional<MeasureStatus>(const MicroKernel&)> fault;
   std::chrono::microseconds per_instance{0};  // what timing one (kernel, instance) takes
   std::chrono::microseconds per_input{0};     // and loading and checking a kernel, once
+  // Timing a kernel costs this many times its simulated latencies, as on a CPU, where each
+  // pair runs a few times and a slow kernel takes long to time.
+  double wall_per_latency = 0;
   std::set<std::string> loaded;
 
  private:
@@ -687,6 +696,39 @@ TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled
   }
   EXPECT_EQ(measured, compiled);  // nothing compiled went unmeasured
   EXPECT_EQ(measured + runoff, device.inputs_measured);
+}
+
+// On a CPU a kernel's timing costs its own run time a few times over, so an op of large
+// shapes (here `large`, 576 times `small`'s FLOPs) costs more a kernel than the run's average, and
+// a round of slow kernels (a fresh start's exploring) more than the op's. A 15-minute tune of
+// BERT on 2 cores ended 14 s past its budget that way: its last round was sized by the average.
+// Each round is now sized by what its own kernels are predicted to cost to time.
+TEST_F(JointSearchTest, TimeBudgetSizesTheLastRoundByWhatItsKernelsCostToTime) {
+  workload_ = parse_workload(R"({
+    "name": "uneven",
+    "shape_vars": { "T": { "min": 1, "max": 8 } },
+    "ops": [
+      { "name": "large", "op": "dense", "dtype": "float32", "M": "64*T", "N": 3072, "K": 3072 },
+      { "name": "small", "op": "dense", "dtype": "float32", "M": "16*T", "N": 256, "K": 256 }
+    ]
+  })",
+                             "uneven.json");
+  CountingDevice device(h100());
+  device.wall_per_latency = 100;  // 100 us of wall per microsecond the device reports
+  JointSearchOptions options;
+  options.jobs = 1;
+  options.runoff_finalists = 0;
+  options.budget.time_budget_seconds = 3.0;
+  options.budget.patience_rounds = 0;
+  JointSearchResult result = run_every_op(device, options);
+  EXPECT_TRUE(result.out_of_time);
+  int trials = 0;
+  for (const OpOutcome& op : result.ops) trials += op.trials;
+  EXPECT_GT(trials, 12);
+  for (const OpOutcome& op : result.ops) EXPECT_GT(op.trials, 8) << op.op << " got too little";
+  // Sized by the run's average kernel, large's rounds ended 0.41-0.47 s past the budget here
+  // and left small one round; sized by their own kernels, the run ends at 2.99-3.04 s.
+  EXPECT_LT(result.wall_seconds, 3.0 + 0.25) << "trials " << trials;
 }
 
 TEST_F(JointSearchTest, EachOpsModelLearnsFromTheOtherOpsKernels) {
