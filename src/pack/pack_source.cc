@@ -156,6 +156,16 @@ std::string wrapper_prototype(const Workload& workload, const OpSpec& op) {
   return out + "void* stream)";
 }
 
+std::string link_advice(const std::string& library_name) {
+  const bool lib_so = library_name.size() > 6 && library_name.rfind("lib", 0) == 0 &&
+                      library_name.compare(library_name.size() - 3, 3, ".so") == 0;
+  // -lNAME finds only libNAME.so; a library named otherwise (-o pack, -o kernels.so) is
+  // linked by its path.
+  return lib_so ? "Link with -l" + library_name.substr(3, library_name.size() - 6) +
+                      " or dlopen it."
+                : "Link with its path (" + library_name + ") or dlopen it.";
+}
+
 namespace {
 
 std::string header_text(const PackRequest& request, const std::string& library_name,
@@ -170,9 +180,7 @@ std::string header_text(const PackRequest& request, const std::string& library_n
                     " (workload " + w.name + ", " + request.choices +
                     ").\n"
                     " *\n"
-                    " * Link with -l" +
-                    library_name.substr(3, library_name.size() - 6) +
-                    " or dlopen it.\n" +
+                    " * " + link_advice(library_name) + "\n" +
                     pack_target(request.target).header_note() +
                     " * Every function returns DIETCODE_OK or a DIETCODE_ERR_* code, explained by\n"
                     " * dietcode_last_error(). float16/bfloat16 tensors are passed as their raw\n"

@@ -63,6 +63,10 @@ PackSources generate_pack_sources(const PackRequest& request, const std::string&
                                   const std::string& build_dir, const std::string& library_name,
                                   const std::string& header_name);
 
+// The header's line on linking the pack: "Link with -lNAME or dlopen it." for libNAME.so, its
+// path for a library named otherwise.
+std::string link_advice(const std::string& library_name);
+
 // A name for the i-th blob's symbol in the generated unit.
 std::string pack_blob_symbol(size_t i);
 

@@ -65,6 +65,15 @@ TEST(PackSource, HeaderPathSitsBesideTheLibrary) {
   EXPECT_EQ(header_path_for("pack.so"), fs::path("pack.h"));
 }
 
+// `build -o w` once stopped with an internal error: the header's -l line took "lib" and ".so"
+// off a name that had neither.
+TEST(PackSource, LinkAdviceForAnyLibraryName) {
+  EXPECT_EQ(link_advice("libbert_dense.so"), "Link with -lbert_dense or dlopen it.");
+  EXPECT_EQ(link_advice("w"), "Link with its path (w) or dlopen it.");
+  EXPECT_EQ(link_advice("lib.so"), "Link with its path (lib.so) or dlopen it.");
+  EXPECT_EQ(link_advice("kernels.so"), "Link with its path (kernels.so) or dlopen it.");
+}
+
 // The generated shape -> GEMM function, compiled by the host C compiler, agrees with the
 // workload's own gemm_shape() on every instance (and past the tuned range).
 TEST(PackSource, ShapeFunctionsAgreeWithTheWorkload) {
