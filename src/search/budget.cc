@@ -56,6 +56,10 @@ std::string format_duration(double seconds) {
   return fmt::format("{}h {:02d}m", whole / 3600, int(whole % 3600 / 60));
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 Deadline::Deadline(double limit_seconds) : start_(Clock::now()), limit_(limit_seconds) {}
 
 double Deadline::elapsed() const {

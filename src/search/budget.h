@@ -18,6 +18,9 @@ std::optional<double> parse_duration_seconds(const std::string& text);
 // "1m 30s", "45.2s", "2h 05m": for progress lines and summaries.
 std::string format_duration(double seconds);
 
+// Wall seconds since `start`.
+double seconds_since(std::chrono::steady_clock::time_point start);
+
 // Wall time since a run started, against an optional limit.
 class Deadline {
  public:
