@@ -30,6 +30,7 @@
 #include "cli/tune_report.h"
 #include "codegen/generated_kernel.h"
 #include "common/error.h"
+#include "pack/pack_target.h"
 #include "search/budget.h"
 #include "search/joint_search.h"
 #include "search/kernel_list.h"
@@ -243,6 +244,10 @@ TuneMachineRequest machine_request(const TuneOptions& o) {
 int run_tune(const TuneOptions& o, const GlobalOptions& global) {
   JointSearchOptions options = search_options(o);
   const TuneMachineRequest request = machine_request(o);
+  // The runoff's finalists weighed as `build` weighs kernels by default (--portable-margin).
+  options.serving_factor = [&pack = pack_target(request.target)](const MicroKernel& mk) {
+    return pack.serving_factor(mk);
+  };
   Workload workload = load_workload(o.workload);
   std::vector<std::string> notes;
   if (!o.kernels.empty()) {

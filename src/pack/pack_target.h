@@ -41,6 +41,12 @@ class PackTarget {
   // been measured than the kernels bound to an arch before that arch's dispatcher serves it
   // (PackBuildOptions::portable_margin). 0: the measured times decide alone.
   virtual double portable_kernel_margin() const { return 0; }
+  // How much slower than timed this kernel counts where the pack chooses between it and kernels
+  // bound to an arch, at the default margin: 1 + portable_kernel_margin() for a kernel every
+  // arch runs, 1 for a bound one (what `tune` picks the runoff's finalists by).
+  double serving_factor(const MicroKernel& mk) const {
+    return bound_arch(mk).empty() ? 1 + portable_kernel_margin() : 1.0;
+  }
   // What to compile to check a kernel and get its binaries, for a pack of these archs.
   virtual CompileRequest compile_request(const GeneratedKernel& kernel, const MicroKernel& mk,
                                          const std::vector<std::string>& pack_archs) const = 0;

@@ -47,9 +47,12 @@ double OpSearch::end_seconds() const {
 std::map<size_t, std::vector<size_t>> OpSearch::runoff_field() const {
   const std::vector<size_t> usable = book_.usable();
   std::map<size_t, std::vector<size_t>> instances_of;  // book index -> its finalist instances
-  std::vector<double> latency(usable.size());
+  std::vector<double> factor(usable.size(), 1.0), latency(usable.size());
+  if (options_.serving_factor)
+    for (size_t u = 0; u < usable.size(); ++u) factor[u] = options_.serving_factor(book_[usable[u]].mk);
   for (size_t i = 0; i < table_.size(); ++i) {
-    for (size_t u = 0; u < usable.size(); ++u) latency[u] = book_[usable[u]].latency_us[i];
+    for (size_t u = 0; u < usable.size(); ++u)
+      latency[u] = factor[u] * book_[usable[u]].latency_us[i];  // NaN stays NaN
     for (size_t f : runoff_finalists(latency, size_t(std::max(options_.runoff_finalists, 0)),
                                      options_.runoff_margin))
       instances_of[usable[f]].push_back(i);

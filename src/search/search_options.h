@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -82,6 +83,13 @@ struct JointSearchOptions {
   // is itself the lucky one: a kernel that is truly as fast can read 20% slower.
   int runoff_finalists = 4;
   double runoff_margin = 0.25;
+  // How much slower than timed a pack counts a kernel when it chooses what serves an instance
+  // (PackTarget::portable_kernel_margin: on a CPU, an AVX2 kernel beside AVX-512 ones counts
+  // 10% slower). The runoff's finalists are chosen by the times so weighed, so that its places
+  // go to the kernels a pack would serve, not to ones it would pass over for a kernel just
+  // outside the field. Unset: every kernel as timed. Only ratios between kernels matter: a
+  // factor every kernel shares changes nothing.
+  std::function<double(const MicroKernel&)> serving_factor;
   // Kernels per Measurer::measure() call: enough to interleave a few candidates on a real
   // GPU, few enough that a killed run loses little (results are logged per call). On several
   // GPUs a call is one job, smaller when there are more GPUs than jobs (op_search.cc).

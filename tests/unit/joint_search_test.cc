@@ -925,6 +925,48 @@ TEST_F(JointSearchTest, TheRunoffTimesTheFinalistsTogetherAndUndoesTheirLuck) {
   EXPECT_EQ(grown.stats.measured_kernels, 16);  // the runoff's kernels are not counted again
 }
 
+// The runoff's places go to kernels a pack would serve: where `build` counts some kernels
+// slower than timed (a CPU pack's AVX2 kernels beside AVX-512 ones), the finalists are chosen
+// by the times so weighed. Here every kernel but the rounds' best of some instance counts
+// twice its time: no such kernel is within the 25% margin of an instance's (weighed) best.
+TEST_F(JointSearchTest, TheRunoffsFinalistsAreChosenAsAPackWeighsItsKernels) {
+  JointSearchOptions options;
+  options.budget.trials_per_op = 48;
+  options.budget.patience_rounds = 0;
+  options.seed = 5;
+  options.runoff_finalists = 0;
+  LuckyDevice rounds_only(h100());
+  const OpOutcome rounds = run(rounds_only, options, (dir_ / "rounds.jsonl").string()).ops[0];
+  std::set<std::string> served;  // the rounds' best kernel of some instance
+  for (const InstanceChoice& a : rounds.assignment)
+    served.insert(rounds.kernels[size_t(a.kernel)].key());
+
+  auto runoff_kernels = [&](const std::string& log) {
+    std::vector<std::string> warnings;
+    std::set<std::string> keys;
+    for (const TuningRecord& r : read_tuning_log(log, warnings).records)
+      if (r.runoff == 1) keys.insert(r.mk.key());
+    return keys;
+  };
+  options.runoff_finalists = 4;
+  LuckyDevice as_timed(h100());
+  run(as_timed, options, (dir_ / "as_timed.jsonl").string());
+  const std::set<std::string> field = runoff_kernels((dir_ / "as_timed.jsonl").string());
+  // Unweighed, the field holds runners-up as well: the test can tell the two apart.
+  ASSERT_TRUE(std::any_of(field.begin(), field.end(),
+                          [&](const std::string& k) { return !served.count(k); }));
+
+  options.serving_factor = [&](const MicroKernel& mk) { return served.count(mk.key()) ? 1.0 : 2.0; };
+  LuckyDevice weighed(h100());
+  const OpOutcome settled = run(weighed, options, (dir_ / "weighed.jsonl").string()).ops[0];
+  ASSERT_EQ(settled.runoff.runoff, 1);
+  const std::set<std::string> weighed_field = runoff_kernels((dir_ / "weighed.jsonl").string());
+  EXPECT_FALSE(weighed_field.empty());
+  for (const std::string& k : weighed_field) EXPECT_TRUE(served.count(k)) << k;
+  // The factor chooses the field and nothing else: the rounds timed the same kernels.
+  EXPECT_EQ(settled.stats.measured_kernels, rounds.stats.measured_kernels);
+}
+
 // A finalist that crashes when the runoff times it again is a broken kernel like any other:
 // recorded as a failure (no runoff number), never assigned, and `build` drops it too.
 TEST_F(JointSearchTest, AFinalistThatFailsInTheRunoffIsDroppedEverywhere) {

@@ -1,7 +1,8 @@
 // Which ISA levels a CPU pack gets by default: every level each tuned op has a measured kernel
 // for. A level one op lacks is left out with a warning (a short tune may have timed only
 // AVX-512 kernels for one op), while an --arch that asks for it is still refused. And which
-// kernels the x86-64-v4 level serves: an AVX2 kernel only for a gain beyond --portable-margin.
+// kernels the x86-64-v4 level serves: an AVX2 kernel only for a gain beyond --portable-margin,
+// and what `tune` weighs its runoff's finalists by for that.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -10,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "pack/pack_target.h"
 
 namespace {
 
@@ -174,3 +177,23 @@ TEST_F(CpuPackPortableMargin, AMarginOutsideZeroToAHundredIsBadInput) {
 }
 
 }  // namespace
+
+namespace dietcode {
+namespace {
+
+// What `tune` chooses the runoff's finalists by (JointSearchOptions::serving_factor): an AVX2
+// kernel counts the CPU's margin slower than timed, an AVX-512 one as timed; a GPU pack's
+// margin is 0, so its kernels count as timed, wgmma's bound ones too.
+TEST(CpuPackServingFactor, AnAvx2KernelCountsTheMarginSlowerThanTimed) {
+  const PackTarget& cpu = pack_target(Target::kCpu);
+  EXPECT_DOUBLE_EQ(cpu.serving_factor(MicroKernel{"x86_avx2_f32", {}}), 1.10);
+  EXPECT_DOUBLE_EQ(cpu.serving_factor(MicroKernel{"x86_avx2_wbcast_f32", {}}), 1.10);
+  EXPECT_DOUBLE_EQ(cpu.serving_factor(MicroKernel{"x86_avx512_f32", {}}), 1.0);
+  EXPECT_DOUBLE_EQ(cpu.serving_factor(MicroKernel{"x86_avx512_dot_f32", {}}), 1.0);
+  const PackTarget& gpu = pack_target(Target::kCuda);
+  EXPECT_DOUBLE_EQ(gpu.serving_factor(MicroKernel{"dense_f32", {}}), 1.0);
+  EXPECT_DOUBLE_EQ(gpu.serving_factor(MicroKernel{"dense_wgmma", {}}), 1.0);
+}
+
+}  // namespace
+}  // namespace dietcode
