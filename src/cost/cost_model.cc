@@ -238,15 +238,20 @@ double CostModel::own_label_at(const OwnLabels& own, const GemmShape& shape) con
   auto log_ratio = [](int64_t a, int64_t b) {
     return std::log(double(std::max<int64_t>(a, 1)) / double(std::max<int64_t>(b, 1)));
   };
-  const double h = params_.own_label_bandwidth;
+  std::vector<double> d2(own.along.size());
+  double nearest = INFINITY;
+  for (size_t i = 0; i < own.along.size(); ++i) {
+    const GemmShape& at = own.along[i].shape;
+    d2[i] = std::pow(log_ratio(shape.batch, at.batch), 2) + std::pow(log_ratio(shape.M, at.M), 2) +
+            std::pow(log_ratio(shape.N, at.N), 2) + std::pow(log_ratio(shape.K, at.K), 2);
+    nearest = std::min(nearest, d2[i]);
+  }
+  double h2 = params_.own_label_bandwidth * params_.own_label_bandwidth;
+  if (params_.own_label_reach_nearest && nearest > h2) h2 = nearest;
   double sum = params_.own_label_prior_weight * own.mean, weight = params_.own_label_prior_weight;
-  for (const ShapeLabel& l : own.along) {
-    const double d2 = std::pow(log_ratio(shape.batch, l.shape.batch), 2) +
-                      std::pow(log_ratio(shape.M, l.shape.M), 2) +
-                      std::pow(log_ratio(shape.N, l.shape.N), 2) +
-                      std::pow(log_ratio(shape.K, l.shape.K), 2);
-    const double g = l.weight * std::exp(-0.5 * d2 / (h * h));
-    sum += g * l.label;
+  for (size_t i = 0; i < own.along.size(); ++i) {
+    const double g = own.along[i].weight * std::exp(-0.5 * d2[i] / h2);
+    sum += g * own.along[i].label;
     weight += g;
   }
   return weight > 0 ? sum / weight : own.mean;

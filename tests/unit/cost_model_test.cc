@@ -206,6 +206,29 @@ TEST(CostModel, AMeasuredKernelOnANewShapeFollowsItsMeasurementsOnTheShapesNearb
   EXPECT_LT(std::abs(nearby - 1.0), 0.5 * std::abs(mean - 1.0));
 }
 
+// Kernel 0 runs 1.5x slower up to M = 16 * 3 (its thread split leaves a core idle there, say).
+// At T = 1, farther from every other measured shape than the bandwidth reaches, its label was
+// the mean of all its shapes; reaching out to the nearest ones, it follows the small shapes.
+TEST(CostModel, AShapeFarFromEveryMeasuredOneFollowsTheNearestOnes) {
+  std::vector<KernelCandidate> kernels = synthetic_kernels();
+  std::vector<GemmShape> shapes = bert_shapes();
+  std::vector<Measured> measured = measure_all(kernels, shapes);
+  for (Measured& m : measured)
+    if (m.kernel == 0 && shapes[m.shape].M <= 16 * 3) m.latency_us *= 1.5;
+  size_t unseen = 0;  // T = 1 of the qkv-like shapes
+  while (!(shapes[unseen].M == 16 && shapes[unseen].N == 2304)) ++unseen;
+  auto predicted_on_unseen = [&](bool reach_nearest) {
+    CostModelParams params;
+    params.own_label_reach_nearest = reach_nearest;
+    return predicted_over_truth(kernels, shapes, measured, unseen, params);
+  };
+  const double reaching = predicted_on_unseen(true), within = predicted_on_unseen(false);
+  // The mean and the shapes a little farther keep a say, so the nearest take it most of the way.
+  EXPECT_NEAR(reaching, 1.0, 0.2) << "within the bandwidth alone: " << within;
+  EXPECT_LT(within, 0.8);
+  EXPECT_LT(std::abs(reaching - 1.0), 0.75 * std::abs(within - 1.0));
+}
+
 TEST(CostModel, CrossValidationNeedsTwoFoldsAndKnownKernels) {
   std::vector<KernelCandidate> kernels = {simt_kernel(64, 64, 256, 16, 2, 1)};
   try {

@@ -1,6 +1,6 @@
 // cost_model_replay LOG WORKLOAD [--threads N] [--seeds S] [--per-instance 1] [--peers 0]
 // [--peer-weight W] [--own-label 0] [--gpu ID] [--templates 0] [--depth D] [--rounds R] [--eta E]
-// [--min-child W] [--lambda L] [--max-overhead US] [--weights-prepacked 0|1]: the cost model's held-out quality on a
+// [--min-child W] [--lambda L] [--reach-nearest 0|1] [--max-overhead US] [--weights-prepacked 0|1]: the cost model's held-out quality on a
 // tuning log, as `tune` reports it at the end of a run, without tuning again. The model learns
 // from the workload's other ops as tune's does; with --peers 0, from the op's own kernels
 // alone. --max-overhead sets the ceiling of the fitted launch overhead (the machine's:
@@ -152,6 +152,7 @@ int run(int argc, char** argv) {
     else if (flag == "--own-label") params.own_label_for_measured = std::atoi(argv[a + 1]) != 0;
     else if (flag == "--bandwidth") params.own_label_bandwidth = std::atof(argv[a + 1]);
     else if (flag == "--prior-weight") params.own_label_prior_weight = std::atof(argv[a + 1]);
+    else if (flag == "--reach-nearest") params.own_label_reach_nearest = std::atoi(argv[a + 1]) != 0;
     else if (flag == "--templates") per_template = std::atoi(argv[a + 1]) != 0;
     // XGBoost's settings, to try others on logs already measured.
     else if (flag == "--depth") params.xgb.max_depth = std::atoi(argv[a + 1]);
