@@ -253,5 +253,30 @@ class JointSearchTest : public ::testing::Test {
   fs::path dir_;
 };
 
+// One dense op over B x T = 12 x 16 instances: more than a kernel is timed on.
+Workload cross_product_workload() {
+  return parse_workload(R"({
+    "name": "cross",
+    "shape_vars": { "B": { "min": 1, "max": 12 }, "T": { "min": 1, "max": 16 } },
+    "ops": [ { "name": "dense", "op": "dense", "dtype": "float32", "M": "B*T", "N": 768,
+               "K": 768 } ]
+  })",
+                        "cross.json");
+}
+
+// Three dense ops of different shapes over T in 1..8, searched with the fixture's space.
+Workload three_dense_ops() {
+  return parse_workload(R"({
+    "name": "three",
+    "shape_vars": { "T": { "min": 1, "max": 8 } },
+    "ops": [
+      { "name": "a", "op": "dense", "dtype": "float32", "M": "16*T", "N": 768, "K": 768 },
+      { "name": "b", "op": "dense", "dtype": "float32", "M": "16*T", "N": 256, "K": 512 },
+      { "name": "c", "op": "dense", "dtype": "float32", "M": "16*T", "N": 512, "K": 256 }
+    ]
+  })",
+                        "three.json");
+}
+
 }  // namespace
 }  // namespace dietcode

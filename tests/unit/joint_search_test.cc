@@ -3,7 +3,8 @@
 // resumes from its log without measuring a pair twice, is deterministic for a seed, records
 // crashing and hanging kernels and never assigns them, and samples instances of large cross
 // products. The parts it is made of are tested in search_parts_test.cc.
-// The runoff is tested in joint_search_runoff_test.cc.
+// The runoff is tested in joint_search_runoff_test.cc, the budgets in joint_search_budget_test.cc,
+// tune --kernels in joint_search_listed_test.cc.
 #include "joint_search_fixture.h"
 
 namespace dietcode {
@@ -301,16 +302,6 @@ TEST_F(JointSearchTest, CrashingAndHangingKernelsAreRecordedAndNeverChosen) {
   }
 }
 
-// One dense op over B x T = 12 x 16 instances: more than a kernel is timed on.
-Workload cross_product_workload() {
-  return parse_workload(R"({
-    "name": "cross",
-    "shape_vars": { "B": { "min": 1, "max": 12 }, "T": { "min": 1, "max": 16 } },
-    "ops": [ { "name": "dense", "op": "dense", "dtype": "float32", "M": "B*T", "N": 768,
-               "K": 768 } ]
-  })",
-                        "cross.json");
-}
 
 TEST_F(JointSearchTest, LargeCrossProductsAreSampledAndUnmeasuredInstancesPredicted) {
   workload_ = cross_product_workload();
@@ -368,27 +359,6 @@ TEST_F(JointSearchTest, SampledKernelsInUseAreTimedOnEveryInstanceAtTheEnd) {
   EXPECT_EQ(measured, int(op.instances));
 }
 
-// On a GPU the end of a 4-minute tune (completing the kernels in use, the held-out
-// evaluations) ran past the budget by over a minute. The rounds now stop early enough for it.
-TEST_F(JointSearchTest, TimeBudgetBoundsTheWholeRunEndIncluded) {
-  workload_ = cross_product_workload();  // 192 instances, kernels timed on 48 of them
-  CountingDevice device(h100());
-  device.per_instance = std::chrono::microseconds(1000);  // 48 ms per kernel's sample
-  JointSearchOptions options;
-  options.jobs = 1;
-  options.max_instances_per_kernel = 48;
-  options.complete_kernels = 8;  // up to 8 x 144 ms at the end
-  options.runoff_finalists = 0;  // the completion's reserve; the runoff's is tested below
-  options.budget.time_budget_seconds = 2.0;
-  JointSearchResult result = run(device, options);
-  EXPECT_TRUE(result.out_of_time);
-  const OpOutcome& op = result.ops[0];
-  EXPECT_GT(op.trials, 4);
-  EXPECT_GT(op.quality.folds, 0);  // the end ran: completion and evaluation
-  // Without the reserve the run ended near 3.9 s (the end alone takes 1.5 s here); with it
-  // 2.5 s: the end costs more than it is estimated to before the last round.
-  EXPECT_LT(result.wall_seconds, 2.8) << "trials " << op.trials;
-}
 
 // The template's own default (here dense_f32's 128 x 128 tile) is timed in the first round,
 // whatever the model thinks of it: a tune never ends behind the hand-picked configuration.
@@ -417,77 +387,6 @@ TEST_F(JointSearchTest, TheTemplatesDefaultKernelIsTimedFirst) {
   EXPECT_FALSE(other.kernels.count(space_.defaults().key()));
 }
 
-// Three dense ops of different shapes over T in 1..8, searched with the fixture's space.
-Workload three_dense_ops() {
-  return parse_workload(R"({
-    "name": "three",
-    "shape_vars": { "T": { "min": 1, "max": 8 } },
-    "ops": [
-      { "name": "a", "op": "dense", "dtype": "float32", "M": "16*T", "N": 768, "K": 768 },
-      { "name": "b", "op": "dense", "dtype": "float32", "M": "16*T", "N": 256, "K": 512 },
-      { "name": "c", "op": "dense", "dtype": "float32", "M": "16*T", "N": 512, "K": 256 }
-    ]
-  })",
-                        "three.json");
-}
-
-TEST_F(JointSearchTest, TimeBudgetSharesTheTimeAmongOpsAndMeasuresWhatItCompiled) {
-  workload_ = three_dense_ops();
-  compiler_.delay = std::chrono::milliseconds(20);
-  CountingDevice device(h100());
-  JointSearchOptions options;
-  options.jobs = 1;
-  // A 16-kernel round would take 0.32 s. Two seconds, not one: on a 2-core machine running
-  // other tests beside this one, a 1 s budget once left the third op no share at all.
-  options.budget.time_budget_seconds = 2.0;
-  JointSearchResult result = run_every_op(device, options);
-  EXPECT_TRUE(result.out_of_time);
-  EXPECT_LT(result.wall_seconds, 4.0);  // the budget, one round over at most, and slack
-  int compiled = 0, measured = 0, runoff = 0;
-  for (const OpOutcome& op : result.ops) {
-    EXPECT_EQ(op.stop, StopReason::kTime) << op.op;
-    EXPECT_GT(op.trials, 0) << op.op << " got no share of the time";
-    EXPECT_TRUE(std::isfinite(op.weighted_mean_us)) << op.op;
-    compiled += op.stats.compiled;
-    measured += op.stats.measured_kernels;
-    runoff += op.runoff.runoff_kernels;  // timed again at the end
-  }
-  EXPECT_EQ(measured, compiled);  // nothing compiled went unmeasured
-  EXPECT_EQ(measured + runoff, device.inputs_measured);
-}
-
-// On a CPU a kernel's timing costs its own run time a few times over, so an op of large
-// shapes (here `large`, 576 times `small`'s FLOPs) costs more a kernel than the run's average, and
-// a round of slow kernels (a fresh start's exploring) more than the op's. A 15-minute tune of
-// BERT on 2 cores ended 14 s past its budget that way: its last round was sized by the average.
-// Each round is now sized by what its own kernels are predicted to cost to time.
-TEST_F(JointSearchTest, TimeBudgetSizesTheLastRoundByWhatItsKernelsCostToTime) {
-  workload_ = parse_workload(R"({
-    "name": "uneven",
-    "shape_vars": { "T": { "min": 1, "max": 8 } },
-    "ops": [
-      { "name": "large", "op": "dense", "dtype": "float32", "M": "64*T", "N": 3072, "K": 3072 },
-      { "name": "small", "op": "dense", "dtype": "float32", "M": "16*T", "N": 256, "K": 256 }
-    ]
-  })",
-                             "uneven.json");
-  CountingDevice device(h100());
-  device.wall_per_latency = 100;  // 100 us of wall per microsecond the device reports
-  JointSearchOptions options;
-  options.jobs = 1;
-  options.runoff_finalists = 0;
-  options.budget.time_budget_seconds = 3.0;
-  options.budget.patience_rounds = 0;
-  JointSearchResult result = run_every_op(device, options);
-  EXPECT_TRUE(result.out_of_time);
-  int trials = 0;
-  for (const OpOutcome& op : result.ops) trials += op.trials;
-  EXPECT_GT(trials, 12);
-  for (const OpOutcome& op : result.ops) EXPECT_GT(op.trials, 8) << op.op << " got too little";
-  // Sized by the run's average kernel, large's rounds ended 0.41-0.47 s past the budget here
-  // and left small one round; sized by their own kernels, the run ends at 2.99-3.04 s.
-  EXPECT_LT(result.wall_seconds, 3.0 + 0.25) << "trials " << trials;
-}
 
 TEST_F(JointSearchTest, EachOpsModelLearnsFromTheOtherOpsKernels) {
   workload_ = three_dense_ops();
@@ -514,190 +413,6 @@ TEST_F(JointSearchTest, EachOpsModelLearnsFromTheOtherOpsKernels) {
         << op.op;
     EXPECT_TRUE(op.quality.shapes_evaluated) << op.op;
   }
-}
-
-TEST_F(JointSearchTest, StopsEarlyWhenRoundsStopImproving) {
-  CountingDevice device(h100());
-  JointSearchOptions options;
-  options.budget.trials_per_op = 96;
-  options.budget.patience_rounds = 1;
-  options.budget.min_improvement = 0.99;  // no round can lower the mean by 99%
-  options.budget.restarts = 0;
-  JointSearchResult result = run(device, options);
-  EXPECT_EQ(result.ops[0].stop, StopReason::kNoImprovement);
-  EXPECT_EQ(result.ops[0].stats.rounds, 2);
-  EXPECT_EQ(result.ops[0].stats.restarts, 0);
-  EXPECT_EQ(result.ops[0].trials, 32);
-}
-
-// A stall with budget left is a fresh start, as many times as allowed; each costs patience
-// rounds more before the op stops for good.
-TEST_F(JointSearchTest, AStalledOpWithBudgetLeftStartsAfreshBeforeItStops) {
-  for (int restarts : {1, 2}) {
-    CountingDevice device(h100());
-    JointSearchOptions options;
-    options.budget.trials_per_op = 96;
-    options.budget.patience_rounds = 1;
-    options.budget.min_improvement = 0.99;
-    options.budget.restarts = restarts;
-    std::vector<int> restarting_rounds;
-    JointSearch search(workload_, {&workload_.ops[0]}, environment(device, nullptr, nullptr),
-                       options,
-                       [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
-    search.set_observer([&](const SearchProgress& p) {
-      if (p.kind == SearchProgress::Kind::kRound && p.round.restarting)
-        restarting_rounds.push_back(p.round.round);
-    });
-    JointSearchResult result = search.run();
-    EXPECT_EQ(result.ops[0].stop, StopReason::kNoImprovement) << restarts;
-    EXPECT_EQ(result.ops[0].stats.restarts, restarts);
-    EXPECT_EQ(result.ops[0].stats.rounds, 2 + restarts);
-    EXPECT_EQ(result.ops[0].trials, 16 * (2 + restarts));
-    std::vector<int> expected;
-    for (int r = 0; r < restarts; ++r) expected.push_back(2 + r);
-    EXPECT_EQ(restarting_rounds, expected) << restarts;
-  }
-}
-
-// No fresh start without trials to spend on it: the op stops where the budget ends.
-TEST_F(JointSearchTest, AStallThatSpentTheTrialsStopsWithoutARestart) {
-  CountingDevice device(h100());
-  JointSearchOptions options;
-  options.budget.trials_per_op = 32;
-  options.budget.patience_rounds = 1;
-  options.budget.min_improvement = 0.99;
-  options.budget.restarts = 3;
-  JointSearchResult result = run(device, options);
-  EXPECT_EQ(result.ops[0].stats.restarts, 0);
-  EXPECT_EQ(result.ops[0].stats.rounds, 2);
-  EXPECT_EQ(result.ops[0].trials, 32);
-}
-
-
-// tune --kernels: the fixture's space with a few of its tunables changed from its defaults
-// (which break a constraint: 4 x 4 lanes), as a list names them.
-ListedKernel listed(const TemplateSpace& space, std::map<std::string, int> changes,
-                    const std::string& origin) {
-  MicroKernel mk = space.defaults();
-  for (const auto& [name, value] : changes) mk.params[name] = value;
-  return {mk, origin};
-}
-
-TEST_F(JointSearchTest, ListedKernelsAreTimedOnEveryInstanceAndNothingElse) {
-  const ListedKernel a = listed(space_, {{"THREADS_N", 8}}, "ab.json[0]");
-  const ListedKernel b = listed(space_, {{"THREADS_N", 8}, {"TM", 4}}, "ab.json[1]");
-  JointSearchOptions options;
-  options.listed_kernels = {
-      a,
-      listed(space_, {}, "ab.json[2]"),                                 // 4 x 4 lanes
-      b,
-      listed(space_, {{"THREADS_N", 8}, {"TM", 16}}, "ab.json[3]"),     // TM not in the space
-      {template_space("x86_avx2_f32").defaults(), "ab.json[4]"},       // the CPU's
-      {a.mk, "ab.json[5]"},                                            // a again
-  };
-  options.kernels_per_round = 1;       // a round per kernel...
-  options.budget.patience_rounds = 1;  // ... which a search would stop after the first stall
-  options.runoff_finalists = 0;        // counts the rounds' pairs
-  CountingDevice device(h100());
-  JointSearch search(workload_, {&workload_.ops[0]}, environment(device, nullptr), options,
-                     [this](const OpSpec&) { return std::vector<const TemplateSpace*>{&space_}; });
-  EXPECT_EQ(search.notes(),
-            (std::vector<std::string>{
-                "dense: ab.json[2] (dense_f32) skipped: violates \"THREADS_M * THREADS_N == warp "
-                "size (lanes cover the warp's tile once)\"",
-                "dense: ab.json[3] (dense_f32) skipped: TM=16 is not one of 2, 4, 8",
-                "dense: ab.json[4] (x86_avx2_f32) skipped: a cpu template, and this run tunes for "
-                "cuda"}));
-  const JointSearchResult result = search.run();
-  const OpOutcome& op = result.ops.at(0);
-  EXPECT_EQ(device.kernels, (std::set<std::string>{a.mk.key(), b.mk.key()}));
-  EXPECT_EQ(device.pairs.size(), 2u * 32u);  // each on every instance...
-  for (const auto& [pair, count] : device.pairs) EXPECT_EQ(count, 1);  // ... once
-  EXPECT_EQ(op.stop, StopReason::kListed);
-  EXPECT_STREQ(to_string(op.stop), "listed kernels measured");
-  EXPECT_EQ(op.stats.rounds, 2);
-  EXPECT_EQ(op.trials, 2);
-  EXPECT_EQ(search.searches()[0]->trial_budget(), 2);
-}
-
-TEST_F(JointSearchTest, ListedKernelsTheLogHasAreNotTimedAgain) {
-  const std::string log = (dir_ / "listed.jsonl").string();
-  const ListedKernel a = listed(space_, {{"THREADS_N", 8}}, "ab.json[0]");
-  const ListedKernel b = listed(space_, {{"THREADS_N", 8}, {"TM", 4}}, "ab.json[1]");
-  JointSearchOptions options;
-  options.listed_kernels = {a};
-  CountingDevice first(h100());
-  run(first, options, log);
-  EXPECT_EQ(first.kernels, std::set<std::string>{a.mk.key()});
-
-  options.listed_kernels = {a, b};
-  CountingDevice second(h100());
-  const JointSearchResult grown = run(second, options, log);
-  EXPECT_EQ(second.kernels.count(b.mk.key()), 1u);  // and a in the runoff, with b
-  EXPECT_EQ(grown.ops[0].stats.compiled, 1);        // a not even compiled for its rounds
-  EXPECT_EQ(grown.ops[0].trials, 2);
-  EXPECT_EQ(grown.ops[0].stop, StopReason::kListed);
-  std::vector<std::string> warnings;
-  std::set<MeasuredPair> pairs;
-  for (const TuningRecord& r : read_tuning_log(log, warnings).records)
-    if (r.runoff == 0)
-      EXPECT_TRUE(pairs.insert({r.mk.key(), instance_key(r)}).second) << r.mk.key();
-  EXPECT_EQ(pairs.size(), 2u * 32u);
-
-  CountingDevice third(h100());
-  const JointSearchResult same = run(third, options, log);
-  EXPECT_EQ(third.inputs_measured, 0);  // not even a runoff: nothing new was timed
-  EXPECT_EQ(same.ops[0].stats.rounds, 0);
-  EXPECT_EQ(same.ops[0].stop, StopReason::kListed);
-  EXPECT_EQ(same.ops[0].stats.resumed_kernels, 2);
-}
-
-TEST_F(JointSearchTest, ListedKernelsAreTimedOnTheInstancesATrialWouldBe) {
-  workload_ = cross_product_workload();
-  JointSearchOptions options;
-  options.listed_kernels = {listed(space_, {{"THREADS_N", 8}}, "ab.json[0]"),
-                            listed(space_, {{"THREADS_N", 8}, {"TM", 4}}, "ab.json[1]")};
-  options.max_instances_per_kernel = 48;
-  options.complete_kernels = 0;  // no final completion, no runoff: the rounds' own pairs
-  options.runoff_finalists = 0;
-  CountingDevice device(h100());
-  run(device, options);
-  std::map<std::string, int> per_kernel;
-  for (const auto& [pair, count] : device.pairs) {
-    EXPECT_EQ(count, 1);
-    ++per_kernel[pair.first];
-  }
-  EXPECT_EQ(per_kernel.size(), 2u);
-  for (const auto& [key, count] : per_kernel) EXPECT_EQ(count, 48) << key;
-}
-
-TEST_F(JointSearchTest, AnOpNoListedKernelComputesIsLeftOutSayingWhy) {
-  workload_ = parse_workload(R"({
-    "name": "two",
-    "shape_vars": { "T": { "min": 1, "max": 8 } },
-    "ops": [
-      { "name": "proj", "op": "dense", "dtype": "float32", "M": "16*T", "N": 768, "K": 768 },
-      { "name": "scores", "op": "batch_matmul", "dtype": "float32", "B": 12, "M": "T",
-        "N": "T", "K": 64 }
-    ]
-  })",
-                             "two.json");
-  JointSearchOptions options;
-  options.listed_kernels = {{dense_f32_space().defaults(), "ab.json[0]"}};
-  options.runoff_finalists = 0;
-  CountingDevice device(h100());
-  JointSearch search(workload_, {&workload_.ops[0], &workload_.ops[1]},
-                     environment(device, nullptr), options);
-  ASSERT_EQ(search.searches().size(), 1u);
-  EXPECT_EQ(search.searches()[0]->op().name, "proj");
-  EXPECT_EQ(search.notes(),
-            (std::vector<std::string>{
-                "scores: ab.json[0] (dense_f32) skipped: dense_f32 does not compute float32 "
-                "batch_matmul with A stored [M,K] and B stored [K,N]",
-                "scores: no listed kernel can compute it: left untuned"}));
-  const JointSearchResult result = search.run();
-  ASSERT_EQ(result.ops.size(), 1u);
-  EXPECT_EQ(device.kernels, std::set<std::string>{dense_f32_space().defaults().key()});
 }
 
 }  // namespace
